@@ -1,0 +1,132 @@
+// The ContactActor shell: load state, decide, perform the effects. Nothing else.
+import { contacts, eventKey, toContact, type ContactDoc } from '../../domain/contacts/collection.ts';
+import { recordDataTypes } from '../../domain/contacts/data-types.ts';
+import type { Contact, SimpleValue } from '../../domain/contacts/schema.ts';
+import { AppError } from '../../domain/errors.ts';
+import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage } from '../../domain/events/collection.ts';
+import { newId } from '../../domain/ids.ts';
+import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
+import { DuplicateKeyError } from '../../ports/store.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { decide, type ContactCommand, type ContactState, type Decision } from './behaviour.ts';
+
+export const CONTACT_ACTOR = 'ContactActor';
+
+export interface ContactResult {
+  contact: Contact | null;
+  /** Ids of the events this turn recorded, tracked event first. */
+  eventIds: string[];
+}
+
+type Ctx = ActorContext<ContactState>;
+
+export function contactActor(p: Platform): ActorDefinition<ContactState> {
+  const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}): Promise<ContactResult> => {
+    const state = (await ctx.loadState()) ?? (await seed(p, ctx.id));
+    const now = new Date();
+    const decision = decide(state, command, now);
+    const eventIds = await perform(p, ctx, state, decision, now, transient);
+    return { contact: decision.state ? toContact({ _id: ctx.id, ...decision.state }) : null, eventIds };
+  };
+
+  return {
+    type: CONTACT_ACTOR,
+    methods: {
+      upsert: (ctx, input) => turn(ctx, { kind: 'upsert', ...input }),
+      patch: (ctx, input) => turn(ctx, { kind: 'patch', ...input }),
+      track: (ctx, { transient, ...input }) => turn(ctx, { kind: 'track', ...input }, transient),
+      setSubscribed: (ctx, input) => turn(ctx, { kind: 'setSubscribed', ...input }),
+      recordSystemEvent: (ctx, input) => turn(ctx, { kind: 'recordSystemEvent', ...input }),
+      delete: (ctx) => turn(ctx, { kind: 'delete' }),
+    },
+  };
+}
+
+/** A contact is born in the store (the atomic claim on project+email); its first turn adopts that. */
+async function seed(p: Platform, id: string): Promise<ContactState> {
+  const doc = await contacts(p.store).findOne({ _id: id });
+  if (!doc) throw new AppError('NOT_FOUND', 'Contact not found');
+  const { _id, eventStats, ...state } = doc;
+  return state;
+}
+
+async function perform(
+  p: Platform,
+  ctx: Ctx,
+  before: ContactState,
+  decision: Decision,
+  now: Date,
+  transient: Record<string, SimpleValue>,
+): Promise<string[]> {
+  const at = now.toISOString();
+  const recorded: EventDoc[] = [];
+  const update: Record<string, Record<string, unknown>> = {};
+
+  for (const effect of decision.effects) {
+    if (effect.kind === 'deleteEverything') {
+      await deleteEverything(p, ctx, before.projectId);
+      return [];
+    }
+    if (effect.kind === 'saveProjection') {
+      const { email, subscribed, data, updatedAt } = effect.contact;
+      update.$set = { email, subscribed, data, updatedAt };
+    }
+    if (effect.kind === 'recordEvent') {
+      const { event } = effect;
+      recorded.push({
+        _id: event.id ?? newId(),
+        projectId: before.projectId,
+        contactId: ctx.id,
+        name: event.name,
+        data: event.data,
+        system: event.system,
+        createdAt: at,
+      });
+      const key = `eventStats.${eventKey(event.name)}`;
+      (update.$inc ??= {})[`${key}.count`] = 1;
+      (update.$min ??= {})[`${key}.first`] = at;
+      (update.$max ??= {})[`${key}.last`] = at;
+    }
+  }
+  if (!decision.state) return [];
+
+  if (Object.keys(update).length > 0) {
+    try {
+      const result = await contacts(p.store).updateOne({ _id: ctx.id }, update);
+      if (result.matched === 0) throw new AppError('NOT_FOUND', 'Contact not found');
+    } catch (err) {
+      if (err instanceof DuplicateKeyError) throw new AppError('CONFLICT', 'Another contact in this project has that email');
+      throw err;
+    }
+    if (recorded.length > 0) await eventsOf(p.store).insertMany(recorded);
+    await recordDataTypes(p.store, before.projectId, decision.state.data);
+  }
+  await ctx.saveState(decision.state);
+
+  for (const event of recorded) {
+    const message: EventMessage = {
+      projectId: event.projectId,
+      contactId: event.contactId,
+      eventId: event._id,
+      name: event.name,
+      // Non-persistent values travel with the event to workflows and are stored nowhere.
+      data: event.system ? event.data : { ...event.data, ...transient },
+      system: event.system,
+      createdAt: event.createdAt,
+    };
+    await p.pubsub.publish(EVENTS_TOPIC, message);
+  }
+  return recorded.map((e) => e._id);
+}
+
+/** DELETE /contacts/:id: the contact with its events, email history and segment memberships. */
+async function deleteEverything(p: Platform, ctx: Ctx, projectId: string): Promise<void> {
+  const owned = { projectId, contactId: ctx.id };
+  await eventsOf(p.store).deleteMany(owned);
+  await p.store.collection('emails').deleteMany(owned);
+  await p.store.collection('segment_members').deleteMany(owned);
+  await contacts(p.store).deleteOne({ _id: ctx.id });
+  await ctx.deleteState();
+}
+
+export type { ContactDoc };

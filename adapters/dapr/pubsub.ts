@@ -1,0 +1,88 @@
+/**
+ * Dapr pub/sub (Redis Streams) behind the PubSub port. Handlers that throw answer RETRY (the SDK
+ * would otherwise count a throw as SUCCESS and drop the message); after the resiliency policy's
+ * retries Dapr moves the message to `<topic>.dead`, which we keep as a dead-letter record.
+ */
+import { randomUUID } from 'node:crypto';
+import { DaprPubSubStatusEnum, type DaprClient, type DaprServer } from '@dapr/dapr';
+import type { Logger } from 'pino';
+import type { MessageHandler, PubSub } from '../../ports/pubsub.ts';
+import type { DocumentStore } from '../../ports/store.ts';
+
+/** What travels on the topic: our id, stable across redeliveries, and the data. */
+interface Envelope {
+  messageId: string;
+  data: unknown;
+}
+
+const MAX_TRACKED = 10_000;
+
+export class DaprPubSub implements PubSub {
+  readonly #client: DaprClient;
+  readonly #server: DaprServer | undefined;
+  readonly #name: string;
+  readonly #store: DocumentStore;
+  readonly #log: Logger;
+  readonly #handlers = new Map<string, MessageHandler<any>>();
+  /** Delivery attempts per message id, for the `attempt` the port promises (best effort). */
+  readonly #attempts = new Map<string, number>();
+
+  constructor(options: { client: DaprClient; server?: DaprServer; pubsubName: string; store: DocumentStore; log: Logger }) {
+    this.#client = options.client;
+    this.#server = options.server;
+    this.#name = options.pubsubName;
+    this.#store = options.store;
+    this.#log = options.log;
+  }
+
+  async publish<T>(topic: string, data: T): Promise<void> {
+    const envelope: Envelope = { messageId: randomUUID(), data };
+    const result = await this.#client.pubsub.publish(this.#name, topic, envelope);
+    if (result?.error) throw new Error(`publish to ${topic} failed: ${result.error.message ?? result.error}`);
+  }
+
+  subscribe<T>(topic: string, handler: MessageHandler<T>): void {
+    if (!this.#server) throw new Error('this process does not receive messages');
+    if (this.#handlers.has(topic)) throw new Error(`one subscriber per topic and process: ${topic}`);
+    this.#handlers.set(topic, handler as MessageHandler<any>);
+  }
+
+  async start(): Promise<void> {
+    if (!this.#server) return;
+    for (const [topic, handler] of this.#handlers) {
+      await this.#server.pubsub.subscribeWithOptions(this.#name, topic, {
+        deadLetterTopic: `${topic}.dead`,
+        callback: (envelope: Envelope) => this.#deliver(topic, handler, envelope),
+        deadLetterCallback: async (envelope: Envelope) => {
+          await this.#deadLetter(topic, envelope);
+          return DaprPubSubStatusEnum.SUCCESS;
+        },
+      });
+    }
+  }
+
+  async stop(): Promise<void> {}
+
+  async #deliver(topic: string, handler: MessageHandler<any>, envelope: Envelope): Promise<DaprPubSubStatusEnum> {
+    const attempt = (this.#attempts.get(envelope.messageId) ?? 0) + 1;
+    this.#attempts.set(envelope.messageId, attempt);
+    if (this.#attempts.size > MAX_TRACKED) this.#attempts.delete(this.#attempts.keys().next().value!);
+    try {
+      await handler(envelope.data, { messageId: envelope.messageId, topic, attempt });
+      this.#attempts.delete(envelope.messageId);
+      return DaprPubSubStatusEnum.SUCCESS;
+    } catch (err) {
+      this.#log.warn({ topic, messageId: envelope.messageId, attempt, err: (err as Error).message }, 'handler failed; retrying');
+      return DaprPubSubStatusEnum.RETRY;
+    }
+  }
+
+  async #deadLetter(topic: string, envelope: Envelope): Promise<void> {
+    this.#log.error({ topic, messageId: envelope.messageId }, 'message moved to dead letters');
+    await this.#store.collection('_dead_letters').replaceOne(
+      { _id: envelope.messageId },
+      { _id: envelope.messageId, messageId: envelope.messageId, topic, data: envelope.data, deadAt: new Date().toISOString() },
+      { upsert: true },
+    );
+  }
+}

@@ -1,0 +1,447 @@
+/**
+ * The embedded actor runtime: virtual actors hosted in this process, persisting to the
+ * document store.
+ *
+ * Turns: one at a time per (type, id), in arrival order (a FIFO per actor); different actors run
+ * concurrently. A turn that calls, directly or through other actors, an actor whose turn is still
+ * running further up its own call chain would wait for itself forever; that is detected with
+ * AsyncLocalStorage and rejected with an Error instead. Each turn runs in its caller's async
+ * context (so request-scoped AsyncLocalStorage, e.g. for logging, is visible inside); reminder
+ * turns run in an empty one. Inputs, results and errors are passed by reference, not serialized
+ * (unlike Dapr): an error reaches the caller as the very object thrown.
+ *
+ * State: collection `_actor_state`, `{ _id: "<type>/<id>", type, id, state }`. `saveState` writes
+ * through (durable when it resolves); the host caches the state while the actor is active and
+ * drops the activation after `idleMs` without a turn. State is not transactional: what a turn
+ * saved stays saved even if the turn throws afterwards. `loadState` hands out a copy, so
+ * mutating it without `saveState` changes nothing.
+ *
+ * Reminders: one-shot, collection `_actor_reminders`,
+ * `{ _id: "<type>/<id>/<name>", type, id, name, dueAt (ISO), payload }`, scheduled in memory by
+ * one timer over a keyed min-heap (see timer-queue.ts). A due reminder runs `onReminder` as a
+ * turn of its actor; the record is deleted afterwards unless the handler set the same name
+ * again; a handler that throws is retried with exponential backoff (1 s, 2 s, ... 60 s by
+ * default) for as long as it takes. The attempt count lives in memory only, so a restart retries
+ * at once. Reminder names and type names must not contain "/" (so record ids stay unambiguous);
+ * actor ids may.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
+import type { Collection, DocumentStore } from '../../ports/store.ts';
+import { TimerQueue, runDetached } from './timer-queue.ts';
+
+export const ACTOR_STATE_COLLECTION = '_actor_state';
+export const ACTOR_REMINDERS_COLLECTION = '_actor_reminders';
+
+export type ActorStateRecord = { _id: string; type: string; id: string; state: unknown };
+export type ActorReminderRecord = {
+  _id: string;
+  type: string;
+  id: string;
+  name: string;
+  dueAt: string;
+  payload: unknown;
+};
+
+export interface EmbeddedActorHostOptions {
+  /** Drop an actor's cached state and bookkeeping after this long without a turn (default 60 s). */
+  idleMs?: number;
+  /** First retry delay of a reminder whose handler threw (default 1000 ms); doubles per attempt. */
+  reminderBackoffMs?: number;
+  /** Cap on the reminder retry delay (default 60 s). */
+  reminderMaxBackoffMs?: number;
+  /** How many due reminders may be firing at once (default 64), so 100k overdue ones don't stampede. */
+  reminderConcurrency?: number;
+}
+
+type AnyDefinition = ActorDefinition<any>;
+
+/** One turn on the call chain; `parent` is the turn that made the call (if any). */
+interface Frame {
+  readonly key: string;
+  readonly parent: Frame | undefined;
+  active: boolean;
+}
+
+interface Turn {
+  readonly frame: Frame;
+  /** Runs a function in the async context of whoever asked for this turn. */
+  readonly enter: <R>(fn: () => R) => R;
+  readonly work: (ctx: ActorContext<unknown>, turn: Turn) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: unknown) => void;
+  /** Reminder names set during this turn. */
+  setNames?: Set<string>;
+}
+
+interface Activation {
+  readonly key: string;
+  readonly type: string;
+  readonly id: string;
+  queue: (Turn | undefined)[];
+  head: number;
+  running: boolean;
+  stateLoaded: boolean;
+  state: unknown;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+export class EmbeddedActorHost implements ActorRuntime {
+  readonly #store: DocumentStore;
+  readonly #idleMs: number;
+  readonly #backoffMs: number;
+  readonly #maxBackoffMs: number;
+  readonly #reminderConcurrency: number;
+  readonly #definitions = new Map<string, AnyDefinition>();
+  readonly #actors = new Map<string, Activation>();
+  readonly #calls = new AsyncLocalStorage<Frame>();
+  /** Running turn loops, awaited by stop(). */
+  readonly #pumps = new Set<Promise<void>>();
+  readonly #reminders: TimerQueue;
+  /** Failed attempts of reminders currently retrying (only those). */
+  readonly #reminderFailures = new Map<string, number>();
+  readonly #firing = new Set<Promise<void>>();
+  #started = false;
+  #stopping = false;
+
+  constructor(store: DocumentStore, options: EmbeddedActorHostOptions = {}) {
+    this.#store = store;
+    this.#idleMs = positive(options.idleMs, 60_000, 'idleMs');
+    this.#backoffMs = positive(options.reminderBackoffMs, 1_000, 'reminderBackoffMs');
+    this.#maxBackoffMs = positive(options.reminderMaxBackoffMs, 60_000, 'reminderMaxBackoffMs');
+    this.#reminderConcurrency = positive(options.reminderConcurrency, 64, 'reminderConcurrency');
+    this.#reminders = new TimerQueue(() => this.#fireDue());
+  }
+
+  register<S>(definition: ActorDefinition<S>): void {
+    const { type } = definition;
+    if (!type || type.includes('/')) throw new Error(`invalid actor type name: "${type}" (empty or contains "/")`);
+    if (this.#definitions.has(type)) throw new Error(`actor type already registered: ${type}`);
+    this.#definitions.set(type, definition as AnyDefinition);
+  }
+
+  async invoke<R = unknown>(type: string, id: string, method: string, input?: unknown): Promise<R> {
+    const definition = this.#definitions.get(type);
+    if (!definition) throw new Error(`unknown actor type: ${type}`);
+    const fn = Object.hasOwn(definition.methods, method) ? definition.methods[method] : undefined;
+    if (typeof fn !== 'function') throw new Error(`unknown method ${method} on actor type ${type}`);
+    const key = stateKey(type, id);
+    const caller = this.#calls.getStore();
+    if (this.#stopping && !caller) throw new Error(`actor host is stopped; cannot invoke ${type}.${method}`);
+    for (let f = caller; f; f = f.parent) {
+      if (f.active && f.key === key) {
+        throw new Error(
+          `reentrant call to actor ${key} (${method}) from inside its own turn would deadlock; ` +
+            'call the function directly instead of through the runtime',
+        );
+      }
+    }
+    const methods = definition.methods;
+    const enter = AsyncLocalStorage.snapshot();
+    return (await this.#enqueue(type, id, caller, enter, (ctx) => fn.call(methods, ctx, input))) as R;
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#stopping = false;
+    let records: Pick<ActorReminderRecord, '_id' | 'type' | 'dueAt'>[];
+    try {
+      records = await this.#reminderCollection().find({}, { projection: { type: 1, dueAt: 1 } });
+    } catch (err) {
+      this.#started = false;
+      throw err;
+    }
+    const skipped = new Map<string, number>();
+    for (const rec of records) {
+      const definition = this.#definitions.get(rec.type);
+      if (!definition?.onReminder) {
+        skipped.set(rec.type, (skipped.get(rec.type) ?? 0) + 1);
+        continue;
+      }
+      const due = Date.parse(rec.dueAt);
+      // setIfAbsent: a setReminder that raced with this load already queued the newer time.
+      this.#reminders.setIfAbsent(rec._id, Number.isFinite(due) ? due : 0);
+    }
+    for (const [type, count] of skipped) {
+      console.error(
+        `[actor-host] ${count} persisted reminder(s) of actor type "${type}" not scheduled: ` +
+          'type not registered or has no onReminder (records kept)',
+      );
+    }
+    this.#reminders.resume();
+    this.#fireDue();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#started = false;
+    this.#reminders.pause();
+    // Turns may enqueue more turns (calls between actors), so wait until everything is quiet.
+    while (this.#pumps.size > 0 || this.#firing.size > 0) {
+      await Promise.allSettled([...this.#pumps, ...this.#firing]);
+    }
+    this.#reminders.clear();
+    this.#reminderFailures.clear();
+    for (const activation of this.#actors.values()) {
+      if (activation.idleTimer) clearTimeout(activation.idleTimer);
+    }
+    this.#actors.clear();
+  }
+
+  /** Number of active (cached) actors; for tests and metrics. */
+  get activeActors(): number {
+    return this.#actors.size;
+  }
+
+  /** Number of reminders scheduled in memory; for tests and metrics. */
+  get scheduledReminders(): number {
+    return this.#reminders.size;
+  }
+
+  // ---- turns ----------------------------------------------------------------------------
+
+  #enqueue(
+    type: string,
+    id: string,
+    caller: Frame | undefined,
+    enter: <R>(fn: () => R) => R,
+    work: (ctx: ActorContext<unknown>, turn: Turn) => Promise<unknown>,
+  ): Promise<unknown> {
+    const key = stateKey(type, id);
+    let activation = this.#actors.get(key);
+    if (!activation) {
+      activation = {
+        key,
+        type,
+        id,
+        queue: [],
+        head: 0,
+        running: false,
+        stateLoaded: false,
+        state: undefined,
+        idleTimer: undefined,
+      };
+      this.#actors.set(key, activation);
+    }
+    const frame: Frame = { key, parent: caller, active: false };
+    const promise = new Promise<unknown>((resolve, reject) => {
+      activation.queue.push({ frame, enter, work, resolve, reject });
+    });
+    if (!activation.running) {
+      activation.running = true;
+      const pump = runDetached(() => this.#pump(activation));
+      this.#pumps.add(pump);
+      void pump.finally(() => this.#pumps.delete(pump));
+    }
+    return promise;
+  }
+
+  async #pump(activation: Activation): Promise<void> {
+    try {
+      while (activation.head < activation.queue.length) {
+        const turn = activation.queue[activation.head] as Turn;
+        activation.queue[activation.head++] = undefined;
+        if (activation.head > 1024 && activation.head * 2 > activation.queue.length) {
+          activation.queue = activation.queue.slice(activation.head);
+          activation.head = 0;
+        }
+        const ctx = this.#context(activation, turn);
+        turn.frame.active = true;
+        try {
+          const result = await turn.enter(() => this.#calls.run(turn.frame, () => turn.work(ctx, turn)));
+          turn.resolve(result);
+        } catch (err) {
+          turn.reject(err);
+        } finally {
+          turn.frame.active = false;
+        }
+      }
+    } finally {
+      activation.queue = [];
+      activation.head = 0;
+      activation.running = false;
+      this.#scheduleIdle(activation);
+    }
+  }
+
+  #scheduleIdle(activation: Activation): void {
+    if (this.#stopping) return;
+    if (activation.idleTimer) {
+      activation.idleTimer.refresh();
+      return;
+    }
+    activation.idleTimer = runDetached(() =>
+      setTimeout(() => {
+        if (activation.running) return; // the end of the running turn re-arms the timer
+        if (this.#actors.get(activation.key) === activation) this.#actors.delete(activation.key);
+      }, this.#idleMs),
+    );
+    activation.idleTimer.unref();
+  }
+
+  #context(activation: Activation, turn: Turn): ActorContext<unknown> {
+    const { key, type, id } = activation;
+    const check = (op: string) => {
+      if (!turn.frame.active) throw new Error(`ActorContext.${op} used after the turn of ${key} ended`);
+    };
+    const states = () => this.#store.collection<ActorStateRecord>(ACTOR_STATE_COLLECTION);
+    return {
+      type,
+      id,
+      loadState: async () => {
+        check('loadState');
+        if (!activation.stateLoaded) {
+          const doc = await states().findOne({ _id: key });
+          activation.state = doc ? doc.state : undefined;
+          activation.stateLoaded = true;
+        }
+        return copy(activation.state);
+      },
+      saveState: async (state: unknown) => {
+        check('saveState');
+        const snapshot = copy(state);
+        activation.stateLoaded = false; // if the write fails, reload whatever the store has
+        await states().replaceOne({ _id: key }, { _id: key, type, id, state: snapshot }, { upsert: true });
+        activation.state = snapshot;
+        activation.stateLoaded = true;
+      },
+      deleteState: async () => {
+        check('deleteState');
+        activation.stateLoaded = false;
+        await states().deleteOne({ _id: key });
+        activation.state = undefined;
+        activation.stateLoaded = true;
+      },
+      setReminder: async (name: string, dueAt: Date, payload?: unknown) => {
+        check('setReminder');
+        checkReminderName(name);
+        const definition = this.#definitions.get(type);
+        if (!definition?.onReminder) throw new Error(`actor type ${type} has no onReminder; cannot set reminder ${name}`);
+        const due = dueAt instanceof Date ? dueAt.getTime() : NaN;
+        if (!Number.isFinite(due)) throw new Error(`invalid dueAt for reminder ${name} of ${key}`);
+        const rid = reminderKey(type, id, name);
+        const record: ActorReminderRecord = {
+          _id: rid,
+          type,
+          id,
+          name,
+          dueAt: new Date(due).toISOString(),
+          payload,
+        };
+        await this.#reminderCollection().replaceOne({ _id: rid }, record, { upsert: true });
+        this.#reminderFailures.delete(rid);
+        this.#reminders.set(rid, due);
+        (turn.setNames ??= new Set()).add(name);
+      },
+      deleteReminder: async (name: string) => {
+        check('deleteReminder');
+        checkReminderName(name);
+        const rid = reminderKey(type, id, name);
+        await this.#reminderCollection().deleteOne({ _id: rid });
+        this.#reminders.delete(rid);
+        this.#reminderFailures.delete(rid);
+        turn.setNames?.delete(name);
+      },
+    };
+  }
+
+  // ---- reminders ------------------------------------------------------------------------
+
+  #reminderCollection(): Collection<ActorReminderRecord> {
+    return this.#store.collection<ActorReminderRecord>(ACTOR_REMINDERS_COLLECTION);
+  }
+
+  /** Starts due reminders while there is capacity; called by the timer and when one finishes. */
+  #fireDue(): void {
+    if (!this.#started) return;
+    while (this.#firing.size < this.#reminderConcurrency) {
+      const rid = this.#reminders.takeDue();
+      if (rid === undefined) return;
+      const firing = runDetached(() => this.#fire(rid));
+      this.#firing.add(firing);
+      void firing.finally(() => {
+        this.#firing.delete(firing);
+        this.#fireDue();
+      });
+    }
+  }
+
+  async #fire(rid: string): Promise<void> {
+    const first = rid.indexOf('/');
+    const last = rid.lastIndexOf('/');
+    const type = rid.slice(0, first);
+    const id = rid.slice(first + 1, last);
+    const name = rid.slice(last + 1);
+    const definition = this.#definitions.get(type);
+    if (!definition?.onReminder) return; // start() logged it; the record stays
+    const onReminder = definition.onReminder;
+    try {
+      // Read the record inside the turn: earlier queued turns may have replaced or deleted it.
+      await this.#enqueue(type, id, undefined, runDetached, async (ctx, turn) => {
+        const rec = await this.#reminderCollection().findOne({ _id: rid });
+        if (!rec) {
+          this.#reminderFailures.delete(rid);
+          return;
+        }
+        const due = Date.parse(rec.dueAt);
+        if (due > Date.now()) {
+          // Replaced by a later time after this firing was taken off the heap.
+          this.#reminders.setIfAbsent(rid, due);
+          return;
+        }
+        try {
+          await onReminder.call(definition, ctx, name, rec.payload);
+          if (!turn.setNames?.has(name)) {
+            await this.#reminderCollection().deleteOne({ _id: rid });
+            this.#reminders.delete(rid);
+          }
+          this.#reminderFailures.delete(rid);
+        } catch (err) {
+          if (turn.setNames?.has(name)) {
+            // The handler rescheduled itself before failing: its new time stands.
+            this.#reminderFailures.delete(rid);
+            console.error(`[actor-host] reminder ${rid} failed after rescheduling itself:`, err);
+            return;
+          }
+          const failures = (this.#reminderFailures.get(rid) ?? 0) + 1;
+          this.#reminderFailures.set(rid, failures);
+          const delay = Math.min(this.#backoffMs * 2 ** Math.min(failures - 1, 30), this.#maxBackoffMs);
+          console.error(`[actor-host] reminder ${rid} failed (attempt ${failures}), retrying in ${delay} ms:`, err);
+          if (this.#started) this.#reminders.setIfAbsent(rid, Date.now() + delay);
+        }
+      });
+    } catch (err) {
+      // The store failed around the handler (reading or deleting the record): try again later.
+      const failures = (this.#reminderFailures.get(rid) ?? 0) + 1;
+      this.#reminderFailures.set(rid, failures);
+      const delay = Math.min(this.#backoffMs * 2 ** Math.min(failures - 1, 30), this.#maxBackoffMs);
+      console.error(`[actor-host] reminder ${rid} could not be processed, retrying in ${delay} ms:`, err);
+      if (this.#started) this.#reminders.setIfAbsent(rid, Date.now() + delay);
+    }
+  }
+}
+
+function stateKey(type: string, id: string): string {
+  return `${type}/${id}`;
+}
+
+function reminderKey(type: string, id: string, name: string): string {
+  return `${type}/${id}/${name}`;
+}
+
+function checkReminderName(name: string): void {
+  if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
+    throw new Error(`invalid reminder name: "${name}" (empty or contains "/")`);
+  }
+}
+
+function copy<T>(value: T): T {
+  return value === undefined || value === null || typeof value !== 'object' ? value : structuredClone(value);
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!(value > 0) || !Number.isFinite(value)) throw new RangeError(`${name} must be a positive number`);
+  return value;
+}

@@ -1,0 +1,240 @@
+/**
+ * The embedded pub/sub: a durable at-least-once queue in the document store.
+ *
+ * In embedded mode every subscriber lives in this process, so `publish` writes one record per
+ * handler subscribed to the topic (in this process) into `_pubsub` before it resolves; a topic
+ * nobody here subscribes to stores nothing: the message is dropped, as a broker drops a message
+ * for a topic without subscriptions.
+ *
+ * Record: `{ _id: "<messageId>:<subscriberIndex>", messageId, topic, subscriber, data, attempt,
+ * nextAt, publishedAt }` where `subscriber` is the handler's index among the topic's
+ * subscriptions in registration order (so subscribe in a stable order), `attempt` is the number
+ * of the next (or running) delivery, starting at 1, and timestamps are ISO strings.
+ *
+ * Delivery starts with `start()` (which also picks up everything still pending, e.g. after a
+ * crash), at most `concurrency` handlers at a time, best-effort FIFO by publish time. Success
+ * deletes the record. A throw sets attempt + 1 and nextAt = now + exponential backoff with
+ * jitter; the delivery that fails with attempt = maxAttempts moves the record to `_dead_letters`
+ * (`{ ...record, error, deadAt }`) and logs it. Records whose topic/subscriber has no handler in
+ * this process are left pending, with a warning at start.
+ */
+import { randomUUID } from 'node:crypto';
+import type { MessageHandler, PubSub } from '../../ports/pubsub.ts';
+import type { Collection, DocumentStore } from '../../ports/store.ts';
+import { TimerQueue, runDetached } from './timer-queue.ts';
+
+export const PUBSUB_COLLECTION = '_pubsub';
+export const DEAD_LETTER_COLLECTION = '_dead_letters';
+
+export type PubSubRecord = {
+  _id: string;
+  messageId: string;
+  topic: string;
+  subscriber: number;
+  data: unknown;
+  attempt: number;
+  nextAt: string;
+  publishedAt: string;
+};
+
+export type DeadLetterRecord = PubSubRecord & { error: string; deadAt: string };
+
+export interface EmbeddedPubSubOptions {
+  /** Deliveries per message and subscriber before it becomes a dead letter (default 10). */
+  maxAttempts?: number;
+  /** Backoff base: the retry after attempt n waits about backoffMs * 2^(n-1), jittered (default 250). */
+  backoffMs?: number;
+  /** Cap on one backoff (default 60 000). */
+  maxBackoffMs?: number;
+  /** Handlers running at once, across all topics (default 32). */
+  concurrency?: number;
+}
+
+export class EmbeddedPubSub implements PubSub {
+  readonly #store: DocumentStore;
+  readonly #maxAttempts: number;
+  readonly #backoffMs: number;
+  readonly #maxBackoffMs: number;
+  readonly #concurrency: number;
+  readonly #handlers = new Map<string, MessageHandler<any>[]>();
+  /** Record ids waiting for delivery, by due time. */
+  readonly #queue: TimerQueue;
+  readonly #running = new Set<Promise<void>>();
+  #started = false;
+
+  constructor(store: DocumentStore, options: EmbeddedPubSubOptions = {}) {
+    this.#store = store;
+    this.#maxAttempts = positiveInt(options.maxAttempts, 10, 'maxAttempts');
+    this.#backoffMs = nonNegative(options.backoffMs, 250, 'backoffMs');
+    this.#maxBackoffMs = nonNegative(options.maxBackoffMs, 60_000, 'maxBackoffMs');
+    this.#concurrency = positiveInt(options.concurrency, 32, 'concurrency');
+    this.#queue = new TimerQueue(() => this.#dispatch());
+  }
+
+  subscribe<T>(topic: string, handler: MessageHandler<T>): void {
+    if (typeof handler !== 'function') throw new TypeError('handler must be a function');
+    if (this.#started) throw new Error(`subscribe to ${topic} before start()`);
+    const list = this.#handlers.get(topic) ?? [];
+    list.push(handler as MessageHandler<any>);
+    this.#handlers.set(topic, list);
+  }
+
+  async publish<T>(topic: string, data: T): Promise<void> {
+    const handlers = this.#handlers.get(topic);
+    if (!handlers || handlers.length === 0) return;
+    const messageId = randomUUID();
+    const now = new Date();
+    const iso = now.toISOString();
+    const records: PubSubRecord[] = handlers.map((_, subscriber) => ({
+      _id: `${messageId}:${subscriber}`,
+      messageId,
+      topic,
+      subscriber,
+      data,
+      attempt: 1,
+      nextAt: iso,
+      publishedAt: iso,
+    }));
+    await this.#collection().insertMany(records);
+    // Queued even before start(): the queue only runs once started, and start() skips ids it has.
+    for (const rec of records) this.#queue.set(rec._id, now.getTime());
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    let pending: Pick<PubSubRecord, '_id' | 'topic' | 'subscriber' | 'nextAt'>[];
+    try {
+      pending = await this.#collection().find(
+        {},
+        { sort: { nextAt: 1, publishedAt: 1 }, projection: { topic: 1, subscriber: 1, nextAt: 1 } },
+      );
+    } catch (err) {
+      this.#started = false;
+      throw err;
+    }
+    const orphans = new Map<string, number>();
+    for (const rec of pending) {
+      if (!this.#handlers.get(rec.topic)?.[rec.subscriber]) {
+        const k = `${rec.topic}#${rec.subscriber}`;
+        orphans.set(k, (orphans.get(k) ?? 0) + 1);
+        continue;
+      }
+      const due = Date.parse(rec.nextAt);
+      this.#queue.setIfAbsent(rec._id, Number.isFinite(due) ? due : 0);
+    }
+    for (const [k, count] of orphans) {
+      console.error(`[pubsub] ${count} pending message(s) for ${k} have no handler in this process; left pending`);
+    }
+    this.#queue.resume();
+    this.#dispatch();
+  }
+
+  async stop(): Promise<void> {
+    this.#started = false;
+    this.#queue.pause();
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    // Everything not delivered is still in the store; start() loads it again.
+    this.#queue.clear();
+  }
+
+  /** Messages waiting in memory (due or backing off); for tests and metrics. */
+  get pending(): number {
+    return this.#queue.size;
+  }
+
+  /** Handlers running right now; for tests and metrics. */
+  get inFlight(): number {
+    return this.#running.size;
+  }
+
+  #collection(): Collection<PubSubRecord> {
+    return this.#store.collection<PubSubRecord>(PUBSUB_COLLECTION);
+  }
+
+  #dispatch(): void {
+    if (!this.#started) return;
+    while (this.#running.size < this.#concurrency) {
+      const id = this.#queue.takeDue();
+      if (id === undefined) return;
+      const delivery = runDetached(() => this.#deliver(id));
+      this.#running.add(delivery);
+      void delivery.finally(() => {
+        this.#running.delete(delivery);
+        this.#dispatch();
+      });
+    }
+  }
+
+  async #deliver(id: string): Promise<void> {
+    let rec: PubSubRecord | null = null;
+    try {
+      rec = await this.#collection().findOne({ _id: id });
+      if (!rec) return; // already handled (a duplicate queue entry)
+      const handler = this.#handlers.get(rec.topic)?.[rec.subscriber];
+      if (!handler) return; // cannot happen after start()'s check; left pending
+      let failure: unknown;
+      let failed = false;
+      try {
+        await handler(rec.data, { messageId: rec.messageId, topic: rec.topic, attempt: rec.attempt });
+      } catch (err) {
+        failed = true;
+        failure = err;
+      }
+      if (!failed) {
+        await this.#collection().deleteOne({ _id: id });
+        return;
+      }
+      const error = errorMessage(failure);
+      if (rec.attempt >= this.#maxAttempts) {
+        const dead: DeadLetterRecord = { ...rec, error, deadAt: new Date().toISOString() };
+        await this.#store
+          .collection<DeadLetterRecord>(DEAD_LETTER_COLLECTION)
+          .replaceOne({ _id: id }, dead, { upsert: true });
+        await this.#collection().deleteOne({ _id: id });
+        console.error(
+          `[pubsub] message ${rec.messageId} on ${rec.topic} (subscriber ${rec.subscriber}) ` +
+            `dead-lettered after ${rec.attempt} attempts: ${error}`,
+        );
+        return;
+      }
+      const nextAt = Date.now() + this.#backoff(rec.attempt);
+      await this.#collection().updateOne(
+        { _id: id },
+        { $set: { attempt: rec.attempt + 1, nextAt: new Date(nextAt).toISOString() } },
+      );
+      if (this.#started) this.#queue.set(id, nextAt);
+    } catch (err) {
+      // The store failed around the handler: keep the record and try again later.
+      console.error(`[pubsub] bookkeeping for ${id} failed; will retry:`, err);
+      if (this.#started) this.#queue.set(id, Date.now() + this.#backoff(rec?.attempt ?? 1));
+    }
+  }
+
+  /** Exponential backoff after failed attempt `attempt` (1-based), with "equal jitter". */
+  #backoff(attempt: number): number {
+    const exp = Math.min(this.#backoffMs * 2 ** Math.min(attempt - 1, 40), this.#maxBackoffMs);
+    return Math.round(exp / 2 + Math.random() * (exp / 2));
+  }
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  try {
+    return typeof err === 'string' ? err : JSON.stringify(err);
+  } catch {
+    return String(err);
+  }
+}
+
+function positiveInt(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
+  return value;
+}
+
+function nonNegative(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`${name} must be a non-negative number`);
+  return value;
+}

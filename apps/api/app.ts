@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { AppError } from '../../domain/errors.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { errorMiddleware, sendError } from './http/errors.ts';
+import { openApiDocument } from './http/openapi.ts';
+import { mountRoutes } from './http/registry.ts';
+import type { RouteSpec } from './http/route.ts';
+import { accountRoutes } from './routes/accounts.ts';
+import { contactRoutes } from './routes/contacts.ts';
+import { eventRoutes } from './routes/events.ts';
+import { jobRoutes } from './routes/jobs.ts';
+import { trackRoutes } from './routes/track.ts';
+
+/** Every route of the API, in mount order. The OpenAPI document is generated from this list. */
+export const apiRoutes = (p: Platform): RouteSpec[] => [
+  ...accountRoutes(p),
+  ...trackRoutes(p),
+  ...jobRoutes(p),
+  ...contactRoutes(p),
+  ...eventRoutes(p),
+];
+
+export function createApp(p: Platform): express.Express {
+  const routes = apiRoutes(p);
+  const openapi = openApiDocument(routes, p.config.publicUrl);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    res.locals.requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    res.setHeader('X-Request-Id', res.locals.requestId);
+    next();
+  });
+  app.get('/health', (_req, res) => {
+    res.json({ success: true, data: { status: 'ok' } });
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
+  const router = express.Router();
+  mountRoutes(router, routes, p);
+  app.use(router);
+
+  app.use((req, res) => sendError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`)));
+  app.use(errorMiddleware(p.log));
+  return app;
+}

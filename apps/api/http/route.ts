@@ -1,0 +1,89 @@
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+
+/**
+ * How a route authenticates:
+ * `secret` an `sk_` key; `key` an `sk_` or `pk_` key; `user` a session token; `none` nothing.
+ */
+export type AuthKind = 'none' | 'user' | 'secret' | 'key';
+
+export interface KeyAuth {
+  kind: 'key';
+  projectId: string;
+  keyKind: 'secret' | 'public';
+}
+
+export interface UserAuth {
+  kind: 'user';
+  userId: string;
+  email: string;
+  emailVerified: boolean;
+}
+
+type AuthOf<A extends AuthKind> = A extends 'secret' | 'key' ? KeyAuth : A extends 'user' ? UserAuth : undefined;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface HandlerInput<A extends AuthKind, P, Q, B> {
+  auth: AuthOf<A>;
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+  requestId: string;
+  req: Request;
+  res: Response;
+}
+
+/** What a handler may return besides plain `data`: a different status or a top-level message. */
+export class Reply {
+  readonly data: unknown;
+  readonly status?: number;
+  readonly message?: string;
+
+  constructor(data: unknown, options: { status?: number; message?: string } = {}) {
+    this.data = data;
+    this.status = options.status;
+    this.message = options.message;
+  }
+}
+
+export const reply = (data: unknown, options: { status?: number; message?: string } = {}) => new Reply(data, options);
+
+export interface RouteSpec<
+  A extends AuthKind = AuthKind,
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Express path, e.g. `/contacts/:id`. */
+  path: string;
+  summary: string;
+  tag: string;
+  auth: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** A multipart/form-data upload of one file in `field`, instead of a JSON body. */
+  upload?: { field: string; maxBytes: number };
+  /** Largest JSON body accepted; default 1 MB. */
+  bodyLimit?: string;
+  /** Success status; 204 sends no body. Default 200. */
+  status?: 200 | 201 | 202 | 204;
+  /** Schema of the success envelope's `data`, for the OpenAPI document. */
+  response?: z.ZodType;
+  /** Error statuses the route documents beyond the ones every route of its auth kind has. */
+  errors?: number[];
+  /** Set for routes whose calls are exempt from the per-project request budget. */
+  unmetered?: boolean;
+  handle(input: HandlerInput<A, P, Q, B>): Promise<unknown>;
+}
+
+/** Declares a route; the identity function is there for type inference. */
+export function route<
+  A extends AuthKind,
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(spec: RouteSpec<A, P, Q, B>): RouteSpec {
+  return spec as unknown as RouteSpec;
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { addMember, createProject, getProject, listMembers, listProjects, rotateKeys, updateProject } from '../../../domain/accounts/projects.ts';
+import { login, logout, resendVerification, signup, verifyEmail } from '../../../domain/accounts/users.ts';
+import { emailSchema } from '../../../domain/contacts/schema.ts';
+import type { Platform } from '../../../runtime/platform.ts';
+import { route, type RouteSpec } from '../http/route.ts';
+import { idParams } from './common.ts';
+
+const user = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });
+const credentials = z.strictObject({ email: emailSchema, password: z.string().min(8).max(256) });
+const language = z.string().regex(/^[a-z]{2}$/, 'ISO 639-1 code such as "en"');
+const project = z.object({ id: z.string(), name: z.string(), language: z.string(), createdAt: z.string() });
+const projectWithKeys = project.extend({ secretKey: z.string(), publicKey: z.string() });
+const member = z.object({ userId: z.string(), email: z.string(), role: z.enum(['ADMIN', 'MEMBER']) });
+
+export function accountRoutes(p: Platform): RouteSpec[] {
+  return [
+    route({
+      method: 'post', path: '/auth/signup', tag: 'Accounts', auth: 'none', status: 201, errors: [409],
+      summary: 'Create an account; a verification email is sent to the address',
+      body: credentials,
+      response: z.object({ user, token: z.string() }),
+      handle: ({ body }) => signup(p, body.email, body.password),
+    }),
+    route({
+      method: 'get', path: '/auth/verify', tag: 'Accounts', auth: 'none', errors: [404],
+      summary: 'Verify an email address with the token from the verification link',
+      query: z.object({ token: z.string().min(1).max(200) }),
+      response: z.object({ verified: z.literal(true), user }),
+      handle: async ({ query }) => ({ verified: true as const, user: await verifyEmail(p, query.token) }),
+    }),
+    route({
+      method: 'post', path: '/auth/verify/resend', tag: 'Accounts', auth: 'user', status: 202, errors: [409],
+      summary: 'Send the verification email again',
+      handle: async ({ auth }) => {
+        await resendVerification(p, auth.userId);
+        return { sent: true };
+      },
+    }),
+    route({
+      method: 'post', path: '/auth/login', tag: 'Accounts', auth: 'none',
+      summary: 'Sign in; returns a session token for the user endpoints',
+      body: credentials.extend({ password: z.string().min(1).max(256) }),
+      response: z.object({ token: z.string(), user }),
+      handle: ({ body }) => login(p, body.email, body.password),
+    }),
+    route({
+      method: 'post', path: '/auth/logout', tag: 'Accounts', auth: 'user', status: 204,
+      summary: 'End the session of the token used',
+      handle: async ({ req }) => logout(p, req.get('authorization')!.replace(/^Bearer\s+/i, '').trim()),
+    }),
+    route({
+      method: 'get', path: '/auth/me', tag: 'Accounts', auth: 'user',
+      summary: 'The signed-in user',
+      response: user,
+      handle: async ({ auth }) => ({ id: auth.userId, email: auth.email, emailVerified: auth.emailVerified }),
+    }),
+    route({
+      method: 'post', path: '/projects', tag: 'Projects', auth: 'user', status: 201,
+      summary: 'Create a project; the caller becomes its admin. The keys are shown only here and on rotation',
+      body: z.strictObject({ name: z.string().trim().min(1).max(100), language: language.optional() }),
+      response: projectWithKeys,
+      handle: ({ auth, body }) => createProject(p, auth.userId, body.name, body.language),
+    }),
+    route({
+      method: 'get', path: '/projects', tag: 'Projects', auth: 'user',
+      summary: "The caller's projects with the caller's role",
+      response: z.array(project.extend({ role: z.enum(['ADMIN', 'MEMBER']) })),
+      handle: ({ auth }) => listProjects(p, auth.userId),
+    }),
+    route({
+      method: 'get', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [404],
+      summary: 'One project of the caller',
+      params: idParams,
+      response: project.extend({ role: z.enum(['ADMIN', 'MEMBER']) }),
+      handle: ({ auth, params }) => getProject(p, params.id, auth.userId),
+    }),
+    route({
+      method: 'patch', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [403, 404],
+      summary: "Rename a project or change its default language (admin)",
+      params: idParams,
+      body: z.strictObject({ name: z.string().trim().min(1).max(100).optional(), language: language.optional() }),
+      response: project,
+      handle: ({ auth, params, body }) => updateProject(p, params.id, auth.userId, body),
+    }),
+    route({
+      method: 'post', path: '/projects/:id/keys/rotate', tag: 'Projects', auth: 'user', errors: [403, 404],
+      summary: 'Issue new secret and public keys; the old ones stop working at once (admin)',
+      params: idParams,
+      response: projectWithKeys,
+      handle: ({ auth, params }) => rotateKeys(p, params.id, auth.userId),
+    }),
+    route({
+      method: 'post', path: '/projects/:id/members', tag: 'Projects', auth: 'user', status: 201, errors: [403, 404],
+      summary: 'Add a signed-up user to the project, or change their role (admin)',
+      params: idParams,
+      body: z.strictObject({ email: emailSchema, role: z.enum(['ADMIN', 'MEMBER']) }),
+      response: member,
+      handle: ({ auth, params, body }) => addMember(p, params.id, auth.userId, body.email, body.role),
+    }),
+    route({
+      method: 'get', path: '/projects/:id/members', tag: 'Projects', auth: 'user', errors: [404],
+      summary: 'Members of the project',
+      params: idParams,
+      response: z.array(member),
+      handle: ({ auth, params }) => listMembers(p, params.id, auth.userId),
+    }),
+  ];
+}

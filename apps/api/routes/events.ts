@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { contactEvents, deleteEventName, eventNames, eventStats, listEvents } from '../../../domain/events/service.ts';
+import type { Platform } from '../../../runtime/platform.ts';
+import { route, type RouteSpec } from '../http/route.ts';
+import { isoDate, limitParam } from './common.ts';
+import { eventNameSchema } from './track.ts';
+
+const event = z.object({
+  id: z.string(),
+  name: z.string(),
+  contactId: z.string(),
+  data: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  system: z.boolean(),
+  createdAt: z.string(),
+});
+
+export function eventRoutes(p: Platform): RouteSpec[] {
+  return [
+    route({
+      method: 'get', path: '/events', tag: 'Events', auth: 'secret',
+      summary: 'Recent events, newest first; `name` filters by exact name',
+      query: z.object({ name: eventNameSchema.optional(), limit: limitParam(50) }),
+      response: z.array(event),
+      handle: ({ auth, query }) => listEvents(p, auth.projectId, query),
+    }),
+    route({
+      method: 'get', path: '/events/names', tag: 'Events', auth: 'secret',
+      summary: 'Distinct event names, most frequent first',
+      response: z.array(z.string()),
+      handle: ({ auth }) => eventNames(p, auth.projectId),
+    }),
+    route({
+      method: 'get', path: '/events/stats', tag: 'Events', auth: 'secret',
+      summary: 'Event counts by name between optional `start` and `end` (inclusive)',
+      query: z.object({ start: isoDate.optional(), end: isoDate.optional() }),
+      response: z.object({
+        start: z.string().nullable(),
+        end: z.string().nullable(),
+        total: z.number().int(),
+        events: z.array(z.object({ name: z.string(), count: z.number().int() })),
+      }),
+      handle: ({ auth, query }) =>
+        eventStats(p, auth.projectId, {
+          start: query.start && new Date(query.start).toISOString(),
+          end: query.end && new Date(query.end).toISOString(),
+        }),
+    }),
+    route({
+      method: 'get', path: '/events/contact/:contactId', tag: 'Events', auth: 'secret', errors: [404],
+      summary: 'Recent events of one contact, newest first',
+      params: z.object({ contactId: z.string().min(1).max(200) }),
+      query: z.object({ limit: limitParam(50) }),
+      response: z.array(event),
+      handle: ({ auth, params, query }) => contactEvents(p, auth.projectId, params.contactId, query.limit),
+    }),
+    route({
+      method: 'delete', path: '/events/:eventName', tag: 'Events', auth: 'secret', errors: [404, 409],
+      summary: 'Delete every record of a custom event no segment or workflow uses',
+      params: z.object({ eventName: eventNameSchema }),
+      response: z.object({ name: z.string(), deleted: z.number().int() }),
+      handle: ({ auth, params }) => deleteEventName(p, auth.projectId, params.eventName),
+    }),
+  ];
+}

@@ -1,0 +1,42 @@
+import type { DocumentStore } from '../../ports/store.ts';
+import type { SimpleValue } from './schema.ts';
+
+export type DataType = 'string' | 'number' | 'boolean' | 'date';
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** The spec's inference: JSON type, with ISO 8601 timestamp strings as dates. */
+export function inferType(value: SimpleValue): DataType {
+  if (typeof value === 'number') return 'number';
+  if (typeof value === 'boolean') return 'boolean';
+  return ISO_DATE.test(value) && !Number.isNaN(Date.parse(value)) ? 'date' : 'string';
+}
+
+/** A key seen with more than one type across a project's contacts is read as a string. */
+export const effectiveType = (types: DataType[]): DataType => (types.length === 1 ? types[0] : 'string');
+
+const seen = new Set<string>();
+
+/**
+ * Records which types each data key has held in the project (`data_fields`), for segment
+ * filters. The in-process set skips the write for pairs this process has recorded already.
+ */
+export async function recordDataTypes(store: DocumentStore, projectId: string, data: Record<string, SimpleValue>): Promise<void> {
+  const fields = store.collection('data_fields');
+  for (const [key, value] of Object.entries(data)) {
+    const type = inferType(value);
+    const mark = `${projectId}\u0000${key}\u0000${type}`;
+    if (seen.has(mark)) continue;
+    await fields.updateOne(
+      { _id: `${projectId}/${key}` },
+      { $addToSet: { types: type }, $setOnInsert: { projectId, key } },
+      { upsert: true },
+    );
+    seen.add(mark);
+  }
+}
+
+export async function dataFieldTypes(store: DocumentStore, projectId: string): Promise<Record<string, DataType>> {
+  const rows = await store.collection('data_fields').find({ projectId });
+  return Object.fromEntries(rows.map((r) => [r.key as string, effectiveType(r.types as DataType[])]));
+}

@@ -1,0 +1,98 @@
+import { contactActorClient } from '../../actors/contact/client.ts';
+import { DuplicateKeyError, type Filter } from '../../ports/store.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { invalid, notFound } from '../errors.ts';
+import { newId, nowIso } from '../ids.ts';
+import { contacts, toContact, type ContactDoc } from './collection.ts';
+import type { Contact, ContactData } from './schema.ts';
+
+/**
+ * Finds the contact with this email in the project, creating it when absent. Atomic on
+ * (project, email) through the store's unique index: of two concurrent first sightings, one
+ * inserts and the other reads the winner's id.
+ */
+export async function resolveContact(
+  p: Platform,
+  projectId: string,
+  email: string,
+  subscribedIfNew: boolean,
+): Promise<{ id: string; created: boolean }> {
+  const collection = contacts(p.store);
+  const existing = await collection.findOne({ projectId, email }, { projection: { _id: 1 } });
+  if (existing) return { id: existing._id, created: false };
+  const at = nowIso();
+  const doc: ContactDoc = { _id: newId(), projectId, email, subscribed: subscribedIfNew, data: {}, createdAt: at, updatedAt: at };
+  try {
+    await collection.insertOne(doc);
+    return { id: doc._id, created: true };
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    const winner = await collection.findOne({ projectId, email }, { projection: { _id: 1 } });
+    if (!winner) throw err;
+    return { id: winner._id, created: false };
+  }
+}
+
+export interface UpsertInput {
+  email: string;
+  subscribed?: boolean;
+  data?: ContactData;
+}
+
+/** POST /contacts: create (subscribed by default) or merge into the existing contact. */
+export async function upsertContact(p: Platform, projectId: string, input: UpsertInput) {
+  const { id, created } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
+  const { contact } = await contactActorClient(p, id).upsert({ subscribed: input.subscribed, data: input.data });
+  if (!contact) throw notFound('Contact');
+  return { contact, created };
+}
+
+/** Loads a contact of this project; another project's id is simply not found. */
+export async function getContactDoc(p: Platform, projectId: string, id: string): Promise<ContactDoc> {
+  const doc = await contacts(p.store).findOne({ _id: id, projectId });
+  if (!doc) throw notFound('Contact');
+  return doc;
+}
+
+export async function getContact(p: Platform, projectId: string, id: string): Promise<Contact> {
+  return toContact(await getContactDoc(p, projectId, id));
+}
+
+export async function patchContact(
+  p: Platform,
+  projectId: string,
+  id: string,
+  input: { email?: string; subscribed?: boolean; data?: ContactData },
+): Promise<Contact> {
+  await getContactDoc(p, projectId, id);
+  const { contact } = await contactActorClient(p, id).patch(input);
+  if (!contact) throw notFound('Contact');
+  return contact;
+}
+
+export async function deleteContact(p: Platform, projectId: string, id: string): Promise<void> {
+  await getContactDoc(p, projectId, id);
+  await contactActorClient(p, id).delete();
+}
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Newest first; the cursor is the last id of the page (ids are time-ordered). */
+export async function listContacts(p: Platform, projectId: string, query: { limit: number; cursor?: string; search?: string }) {
+  const filter: Filter = { projectId };
+  if (query.search) filter.email = { $regex: escapeRegex(query.search.toLowerCase()), $options: 'i' };
+  if (query.cursor !== undefined && !/^[0-9a-f-]{36}$/.test(query.cursor)) throw invalid('cursor', 'Invalid cursor');
+  const page = await contacts(p.store).find(query.cursor ? { ...filter, _id: { $lt: query.cursor } } : filter, {
+    sort: { _id: -1 },
+    limit: query.limit + 1,
+  });
+  const hasMore = page.length > query.limit;
+  const items = page.slice(0, query.limit);
+  return {
+    contacts: items.map(toContact),
+    cursor: hasMore ? items[items.length - 1]._id : null,
+    hasMore,
+    ...(query.cursor === undefined ? { total: await contacts(p.store).countDocuments(filter) } : {}),
+  };
+}
+

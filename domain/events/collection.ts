@@ -1,0 +1,55 @@
+import type { Doc, DocumentStore } from '../../ports/store.ts';
+import type { SimpleValue } from '../contacts/schema.ts';
+
+/** Published after an event is recorded; workflows start and waiting executions resume on it. */
+export const EVENTS_TOPIC = 'events.recorded';
+
+export interface EventDoc extends Doc {
+  projectId: string;
+  contactId: string;
+  name: string;
+  /** Persistent values only: non-persistent ones are never stored. */
+  data: Record<string, SimpleValue>;
+  system: boolean;
+  createdAt: string;
+}
+
+export interface EventMessage {
+  projectId: string;
+  contactId: string;
+  eventId: string;
+  name: string;
+  data: Record<string, SimpleValue>;
+  system: boolean;
+  createdAt: string;
+}
+
+export const events = (store: DocumentStore) => store.collection<EventDoc>('events');
+
+export async function ensureEventIndexes(store: DocumentStore): Promise<void> {
+  await store.ensureIndexes('events', [
+    { keys: { projectId: 1 } },
+    { keys: { projectId: 1, name: 1 } },
+    { keys: { projectId: 1, contactId: 1 } },
+  ]);
+}
+
+export const eventView = (e: EventDoc) => ({
+  id: e._id,
+  name: e.name,
+  contactId: e.contactId,
+  data: e.data,
+  system: e.system,
+  createdAt: e.createdAt,
+});
+
+/** Names the service emits; none of them can be tracked by hand or deleted. */
+export function isSystemEventName(name: string): boolean {
+  const n = name.toLowerCase();
+  return (
+    n.startsWith('email.') ||
+    n === 'contact.subscribed' ||
+    n === 'contact.unsubscribed' ||
+    /^segment\..+\.(entry|exit)$/.test(n)
+  );
+}

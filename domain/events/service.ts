@@ -1,0 +1,118 @@
+import { contactActorClient } from '../../actors/contact/client.ts';
+import type { Filter } from '../../ports/store.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { contacts, eventKey } from '../contacts/collection.ts';
+import { splitCallData, type CallData } from '../contacts/schema.ts';
+import { getContactDoc, resolveContact } from '../contacts/service.ts';
+import { AppError, invalid, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { eventView, events, isSystemEventName } from './collection.ts';
+
+export interface TrackInput {
+  email: string;
+  event: string;
+  subscribed?: boolean;
+  data?: CallData;
+}
+
+/** POST /v1/track: find or create the contact, record the event, publish it to workflows. */
+export async function track(p: Platform, projectId: string, input: TrackInput) {
+  if (isSystemEventName(input.event)) {
+    throw invalid('event', `"${input.event}" is a reserved system event name and cannot be tracked`, 'reserved_name');
+  }
+  const { persistent, transient } = splitCallData(input.data);
+  const eventId = newId();
+  // A contact deleted between lookup and turn is created afresh on the second try.
+  for (let attempt = 0; ; attempt++) {
+    const { id } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
+    try {
+      await contactActorClient(p, id).track({
+        subscribed: input.subscribed,
+        data: persistent,
+        transient,
+        event: { id: eventId, name: input.event },
+      });
+      return { contact: id, event: eventId, timestamp: new Date().toISOString() };
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'NOT_FOUND' && attempt === 0)) throw err;
+    }
+  }
+}
+
+export async function listEvents(p: Platform, projectId: string, query: { name?: string; limit: number }) {
+  const filter: Filter = { projectId };
+  if (query.name !== undefined) filter.name = query.name;
+  const docs = await events(p.store).find(filter, { sort: { _id: -1 }, limit: query.limit });
+  return docs.map(eventView);
+}
+
+export async function contactEvents(p: Platform, projectId: string, contactId: string, limit: number) {
+  await getContactDoc(p, projectId, contactId);
+  const docs = await events(p.store).find({ projectId, contactId }, { sort: { _id: -1 }, limit });
+  return docs.map(eventView);
+}
+
+/** Distinct names, most frequent first. */
+export async function eventNames(p: Platform, projectId: string): Promise<string[]> {
+  const rows = await events(p.store).aggregate<{ _id: string; count: number }>([
+    { $match: { projectId } },
+    { $group: { _id: '$name', count: { $sum: 1 } } },
+    { $sort: { count: -1, _id: 1 } },
+  ]);
+  return rows.map((r) => r._id);
+}
+
+export async function eventStats(p: Platform, projectId: string, range: { start?: string; end?: string }) {
+  if (range.start && range.end && range.start > range.end) throw invalid('start', 'start must not be after end');
+  const match: Filter = { projectId };
+  if (range.start || range.end) {
+    match.createdAt = { ...(range.start ? { $gte: range.start } : {}), ...(range.end ? { $lte: range.end } : {}) };
+  }
+  const rows = await events(p.store).aggregate<{ _id: string; count: number; contacts: string[] }>([
+    { $match: match },
+    { $group: { _id: '$name', count: { $sum: 1 } } },
+    { $sort: { count: -1, _id: 1 } },
+  ]);
+  return {
+    start: range.start ?? null,
+    end: range.end ?? null,
+    total: rows.reduce((sum, r) => sum + r.count, 0),
+    events: rows.map((r) => ({ name: r._id, count: r.count })),
+  };
+}
+
+/**
+ * DELETE /events/:eventName: allowed for custom events that no segment filter, workflow
+ * trigger or workflow step uses. The contacts' event summaries forget the name too.
+ */
+export async function deleteEventName(p: Platform, projectId: string, name: string) {
+  if (isSystemEventName(name)) throw invalid('eventName', `"${name}" is a system event and cannot be deleted`, 'system_event');
+  const usedBy = await eventUsage(p, projectId, name);
+  if (usedBy.length > 0) {
+    throw new AppError('CONFLICT', `Event "${name}" is in use by ${usedBy.join(', ')}`, {
+      suggestion: 'Remove it from those segments and workflows first.',
+    });
+  }
+  const deleted = await events(p.store).deleteMany({ projectId, name });
+  if (deleted === 0) throw notFound('Event');
+  const key = `eventStats.${eventKey(name)}`;
+  await contacts(p.store).updateMany({ projectId, [key]: { $exists: true } }, { $unset: { [key]: '' } });
+  return { name, deleted };
+}
+
+/** Where an event name is referenced: segment filters, workflow triggers and workflow steps. */
+async function eventUsage(p: Platform, projectId: string, name: string): Promise<string[]> {
+  const field = `event.${name}`;
+  const [segments, workflows, steps] = await Promise.all([
+    p.store.collection('segments').find({ projectId, 'condition.groups.filters.field': field }, { limit: 5 }),
+    p.store.collection('workflows').find({ projectId, eventName: name }, { limit: 5 }),
+    p.store
+      .collection('workflow_steps')
+      .find({ projectId, $or: [{ 'config.eventName': name }, { 'config.field': field }] }, { limit: 5 }),
+  ]);
+  return [
+    ...segments.map((s) => `segment "${s.name as string}"`),
+    ...workflows.map((w) => `workflow "${w.name as string}"`),
+    ...steps.map((s) => `workflow step "${s.name as string}"`),
+  ];
+}

@@ -1,0 +1,61 @@
+import type { Doc, DocumentStore } from '../../ports/store.ts';
+import type { ContactData } from '../contacts/schema.ts';
+
+export const JOBS_TOPIC = 'jobs.run';
+
+export type JobType = 'IMPORT' | 'BULK_SUBSCRIBE' | 'BULK_UNSUBSCRIBE' | 'BULK_DELETE';
+export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+
+export interface JobError {
+  /** The line of the CSV file (the header is line 1), for imports. */
+  row?: number;
+  contactId?: string;
+  message: string;
+}
+
+/** The status record of DESIGN.md; progress is saved after every chunk. */
+export interface JobDoc extends Doc {
+  projectId: string;
+  type: JobType;
+  status: JobStatus;
+  total: number;
+  processed: number;
+  created: number;
+  updated: number;
+  failed: number;
+  errors: JobError[];
+  /** How many payload items are done: where a resumed run continues. */
+  cursor: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface ImportRow {
+  row: number;
+  email: string;
+  subscribed?: boolean;
+  data: ContactData;
+}
+
+/** The job's input, written once and kept apart so progress updates stay small. */
+export interface JobPayloadDoc extends Doc {
+  items: ImportRow[] | string[];
+}
+
+export const jobs = (store: DocumentStore) => store.collection<JobDoc>('jobs');
+export const jobPayloads = (store: DocumentStore) => store.collection<JobPayloadDoc>('job_payloads');
+
+export const jobView = (j: JobDoc) => ({
+  id: j._id,
+  type: j.type,
+  status: j.status,
+  total: j.total,
+  processed: j.processed,
+  created: j.created,
+  updated: j.updated,
+  failed: j.failed,
+  errors: j.errors,
+  createdAt: j.createdAt,
+  finishedAt: j.finishedAt,
+});

@@ -1,0 +1,79 @@
+import { contactActorClient } from '../../actors/contact/client.ts';
+import type { DocumentStore } from '../../ports/store.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { contacts } from '../contacts/collection.ts';
+import { resolveContact } from '../contacts/service.ts';
+import { AppError } from '../errors.ts';
+import { nowIso } from '../ids.ts';
+import { JOBS_TOPIC, jobPayloads, jobs, type ImportRow, type JobDoc, type JobError } from './collection.ts';
+
+/** Progress is saved after each chunk; a crash repeats at most one chunk, and every step is idempotent. */
+const CHUNK = 50;
+/** A job keeps this many row errors; the `failed` count keeps counting past it. */
+const MAX_ERRORS = 1000;
+
+type Outcome = 'created' | 'updated';
+
+export async function ensureJobIndexes(store: DocumentStore): Promise<void> {
+  await store.ensureIndexes('jobs', [{ keys: { projectId: 1 } }]);
+}
+
+/** Runs queued jobs from the `jobs.run` topic; a redelivered message resumes from the saved cursor. */
+export function startJobWorker(p: Platform): void {
+  p.pubsub.subscribe<{ jobId: string }>(JOBS_TOPIC, ({ jobId }) => runJob(p, jobId));
+}
+
+async function runJob(p: Platform, jobId: string): Promise<void> {
+  const collection = jobs(p.store);
+  const job = await collection.findOneAndUpdate(
+    { _id: jobId, status: { $in: ['QUEUED', 'RUNNING'] } },
+    { $set: { status: 'RUNNING' }, $min: { startedAt: nowIso() } },
+  );
+  if (!job) return; // finished already
+  const payload = await jobPayloads(p.store).findOne({ _id: jobId });
+  const items = payload?.items ?? [];
+  let keptErrors = job.errors.length;
+
+  for (let at = job.cursor; at < items.length; at += CHUNK) {
+    const chunk = items.slice(at, at + CHUNK);
+    const counts = { created: 0, updated: 0, failed: 0 };
+    const errors: JobError[] = [];
+    for (const item of chunk) {
+      try {
+        counts[await runItem(p, job, item)]++;
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err; // infrastructure trouble: let pub/sub retry the job
+        counts.failed++;
+        if (keptErrors + errors.length < MAX_ERRORS) errors.push(errorFor(item, err.message));
+      }
+    }
+    keptErrors += errors.length;
+    await collection.updateOne(
+      { _id: jobId },
+      {
+        $inc: { processed: chunk.length, ...counts },
+        $set: { cursor: at + chunk.length },
+        ...(errors.length ? { $push: { errors: { $each: errors } } } : {}),
+      },
+    );
+  }
+  await collection.updateOne({ _id: jobId }, { $set: { status: 'COMPLETED', finishedAt: nowIso() } });
+  await jobPayloads(p.store).deleteOne({ _id: jobId });
+}
+
+const errorFor = (item: ImportRow | string, message: string): JobError =>
+  typeof item === 'string' ? { contactId: item, message } : { row: item.row, message };
+
+async function runItem(p: Platform, job: JobDoc, item: ImportRow | string): Promise<Outcome> {
+  if (typeof item !== 'string') {
+    const { id, created } = await resolveContact(p, job.projectId, item.email, item.subscribed ?? true);
+    await contactActorClient(p, id).upsert({ subscribed: item.subscribed, data: item.data });
+    return created ? 'created' : 'updated';
+  }
+  const owned = await contacts(p.store).findOne({ _id: item, projectId: job.projectId }, { projection: { _id: 1 } });
+  if (!owned) throw new AppError('NOT_FOUND', 'Contact not found');
+  const actor = contactActorClient(p, item);
+  if (job.type === 'BULK_DELETE') await actor.delete();
+  else await actor.setSubscribed(job.type === 'BULK_SUBSCRIBE');
+  return 'updated';
+}

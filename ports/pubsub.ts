@@ -1,0 +1,25 @@
+/**
+ * The pub/sub port: at-least-once delivery of JSON messages by topic.
+ * A handler that throws gets the message again later (with backoff); after the adapter's
+ * attempt limit the message is kept as a dead letter, never dropped. Handlers must therefore
+ * be idempotent. Embedded: durable in-process queue; distributed: Dapr pub/sub on Redis Streams.
+ */
+export interface Delivery {
+  /** Stable across redeliveries of one published message. */
+  messageId: string;
+  topic: string;
+  /** 1 on the first delivery. */
+  attempt: number;
+}
+
+export type MessageHandler<T = unknown> = (data: T, delivery: Delivery) => Promise<void>;
+
+export interface PubSub {
+  /** Resolves once the message is durably accepted. */
+  publish<T>(topic: string, data: T): Promise<void>;
+  /** Declare every subscription before `start()`. */
+  subscribe<T>(topic: string, handler: MessageHandler<T>): void;
+  start(): Promise<void>;
+  /** Stops delivering; messages not yet handled stay queued for the next start. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,82 @@
+import type { Server } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { contactActor } from '../actors/contact/actor.ts';
+import { createApp } from '../apps/api/app.ts';
+import { startMailer } from '../apps/mailer/mailer.ts';
+import { ensureAccountIndexes } from '../domain/accounts/collections.ts';
+import { ensureContactIndexes } from '../domain/contacts/collection.ts';
+import { ensureEventIndexes } from '../domain/events/collection.ts';
+import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
+import type { Config } from './config.ts';
+import type { Platform } from './platform.ts';
+
+export type Adapters = Pick<Platform, 'store' | 'actors' | 'pubsub' | 'limiter'> & {
+  /** Called once actors and subscriptions are registered (Dapr: open the app channel). */
+  ready?(): Promise<void>;
+  /** Releases what the adapters hold beyond the store. */
+  close?(): Promise<void>;
+};
+
+export interface Running {
+  platform: Platform;
+  server?: Server;
+  close(): Promise<void>;
+}
+
+export const createLogger = (): Logger => pino({ level: process.env.LOG_LEVEL ?? 'info' });
+
+/**
+ * Wires the domain onto a set of adapters and starts the roles this process plays:
+ * `api` serves HTTP and hosts the actors and background jobs; `mailer` sends email.
+ * Embedded mode plays both in one process.
+ */
+export async function boot(
+  config: Config,
+  adapters: Adapters,
+  roles: { api: boolean; mailer: boolean },
+  log: Logger = createLogger(),
+): Promise<Running> {
+  const platform: Platform = { config, log, ...adapters };
+  const { store, actors, pubsub } = platform;
+
+  await ensureAccountIndexes(store);
+  await ensureContactIndexes(store);
+  await ensureEventIndexes(store);
+  await ensureJobIndexes(store);
+
+  if (roles.api) {
+    actors.register(contactActor(platform));
+    startJobWorker(platform);
+  }
+  const mailer = roles.mailer ? startMailer(platform) : undefined;
+
+  await actors.start();
+  await pubsub.start();
+  await adapters.ready?.();
+
+  let server: Server | undefined;
+  if (roles.api) {
+    const app = createApp(platform);
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(config.port, () => resolve(s));
+    });
+  }
+  log.info({ port: config.port, roles }, 'mailroom started');
+
+  return {
+    platform,
+    server,
+    async close() {
+      if (server) {
+        const closed = new Promise((resolve) => server!.close(resolve));
+        server.closeAllConnections();
+        await closed;
+      }
+      await pubsub.stop();
+      await actors.stop();
+      mailer?.close();
+      await adapters.close?.();
+      await store.close();
+    },
+  };
+}

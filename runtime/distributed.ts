@@ -1,0 +1,49 @@
+import { CommunicationProtocolEnum, DaprClient, DaprServer } from '@dapr/dapr';
+import type { Logger } from 'pino';
+import { DaprActorRuntime } from '../adapters/dapr/actors.ts';
+import { DaprPubSub } from '../adapters/dapr/pubsub.ts';
+import { MongoStore } from '../adapters/mongo/store.ts';
+import { RedisRateLimiter } from '../adapters/redis/rate-limiter.ts';
+import type { Adapters } from './boot.ts';
+import type { Config } from './config.ts';
+
+/** The Dapr component names in components/. */
+export const PUBSUB_COMPONENT = 'pubsub';
+
+/**
+ * Distributed mode: actors and pub/sub through this app's Dapr sidecar (DAPR_HTTP_PORT), the
+ * app channel the sidecar calls back on (APP_PORT), MongoDB projections, Redis rate limits.
+ */
+export async function distributedAdapters(config: Config, log: Logger, hostsActors: boolean): Promise<Adapters> {
+  if (!config.mongodbUrl) throw new Error('distributed mode needs MONGODB_URL');
+  if (!config.redisUrl) throw new Error('distributed mode needs REDIS_URL');
+  const daprHost = process.env.DAPR_HOST ?? '127.0.0.1';
+  const daprPort = process.env.DAPR_HTTP_PORT ?? '3500';
+  const appPort = process.env.APP_PORT ?? String(config.port + 1);
+  const clientOptions = { daprHost, daprPort, communicationProtocol: CommunicationProtocolEnum.HTTP };
+
+  const client = new DaprClient(clientOptions);
+  const server = new DaprServer({
+    serverHost: '127.0.0.1',
+    serverPort: appPort,
+    communicationProtocol: CommunicationProtocolEnum.HTTP,
+    clientOptions,
+    maxBodySizeMb: 20,
+  });
+  const store = await MongoStore.connect(config.mongodbUrl);
+  const limiter = await RedisRateLimiter.connect(config.redisUrl);
+
+  return {
+    store,
+    limiter,
+    actors: new DaprActorRuntime(client, hostsActors ? server : undefined),
+    pubsub: new DaprPubSub({ client, server, pubsubName: PUBSUB_COMPONENT, store, log }),
+    // The sidecar asks the app channel for its actor types and subscriptions when it connects,
+    // so the channel opens only after both are registered.
+    ready: () => server.start(),
+    async close() {
+      await server.stop();
+      await limiter.close();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/** A small HTTP client for behaviour tests: every call returns status, headers and parsed JSON. */
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+type Body = NonNullable<RequestInit['body']>;
+
+export interface CallOptions {
+  /** Bearer credential: a key or a session token. */
+  auth?: string;
+  headers?: Record<string, string>;
+  /** A raw body (string or FormData) sent as is, instead of JSON. */
+  raw?: Body;
+}
+
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly auth?: string;
+
+  constructor(baseUrl: string, auth?: string) {
+    this.baseUrl = baseUrl;
+    this.auth = auth;
+  }
+
+  /** The same client with another credential. */
+  as(auth: string | undefined): ApiClient {
+    return new ApiClient(this.baseUrl, auth);
+  }
+
+  async call<T = any>(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    const auth = options.auth ?? this.auth;
+    if (auth) headers.authorization = `Bearer ${auth}`;
+    let payload: Body | undefined = options.raw;
+    if (payload === undefined && body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      payload = JSON.stringify(body);
+    }
+    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: the test sees the text
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T };
+  }
+
+  get = <T = any>(path: string, options?: CallOptions) => this.call<T>('GET', path, undefined, options);
+  post = <T = any>(path: string, body?: unknown, options?: CallOptions) => this.call<T>('POST', path, body, options);
+  put = <T = any>(path: string, body?: unknown, options?: CallOptions) => this.call<T>('PUT', path, body, options);
+  patch = <T = any>(path: string, body?: unknown, options?: CallOptions) => this.call<T>('PATCH', path, body, options);
+  delete = <T = any>(path: string, body?: unknown, options?: CallOptions) => this.call<T>('DELETE', path, body, options);
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
