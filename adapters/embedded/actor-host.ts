@@ -138,7 +138,10 @@ export class EmbeddedActorHost implements ActorRuntime {
     }
     const methods = definition.methods;
     const enter = AsyncLocalStorage.snapshot();
-    return (await this.#enqueue(type, id, caller, enter, (ctx) => fn.call(methods, ctx, input))) as R;
+    // Inputs and results cross as JSON, as they do through a Dapr sidecar: code that works here
+    // cannot lean on shared object references or on values JSON does not keep.
+    const wire = jsonCopy(input);
+    return jsonCopy(await this.#enqueue(type, id, caller, enter, (ctx) => fn.call(methods, ctx, wire))) as R;
   }
 
   async start(): Promise<void> {
@@ -444,4 +447,8 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   if (value === undefined) return fallback;
   if (!(value > 0) || !Number.isFinite(value)) throw new RangeError(`${name} must be a positive number`);
   return value;
+}
+
+function jsonCopy<T>(value: T): T {
+  return value === undefined ? value : JSON.parse(JSON.stringify(value));
 }

@@ -33,6 +33,16 @@ export function createApp(p: Platform): express.Express {
     res.setHeader('X-Request-Id', res.locals.requestId);
     next();
   });
+  // The public key is made for browser code, so /v1/track answers cross-origin calls.
+  app.use('/v1/track', (req, res, next) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key');
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, Idempotent-Replayed');
+    res.setHeader('Access-Control-Max-Age', '86400');
+    if (req.method === 'OPTIONS') res.status(204).end();
+    else next();
+  });
   app.get('/health', (_req, res) => {
     res.json({ success: true, data: { status: 'ok' } });
   });

@@ -93,12 +93,23 @@ export async function addMember(p: Platform, projectId: string, userId: string, 
     throw new AppError('NOT_FOUND', 'No user with this email', { suggestion: 'Ask them to sign up first.' });
   }
   const _id = `${projectId}/${user._id}`;
+  if (role !== 'ADMIN') await keepAnAdmin(p, projectId, user._id);
   await memberships.updateOne(
     { _id },
     { $set: { role }, $setOnInsert: { projectId, userId: user._id, createdAt: nowIso() } },
     { upsert: true },
   );
   return { userId: user._id, email: user.email, role };
+}
+
+/** A project always keeps an admin: otherwise nobody could rotate its keys or add members again. */
+async function keepAnAdmin(p: Platform, projectId: string, demotedUserId: string): Promise<void> {
+  const admins = await accounts(p.store).memberships.find({ projectId, role: 'ADMIN' }, { projection: { userId: 1 } });
+  if (admins.length === 1 && admins[0].userId === demotedUserId) {
+    throw new AppError('CONFLICT', 'The last admin of a project cannot be demoted', {
+      suggestion: 'Make another member an admin first.',
+    });
+  }
 }
 
 export async function listMembers(p: Platform, projectId: string, userId: string) {

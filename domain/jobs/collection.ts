@@ -27,7 +27,6 @@ export interface JobDoc extends Doc {
   /** How many payload items are done: where a resumed run continues. */
   cursor: number;
   createdAt: string;
-  startedAt: string | null;
   finishedAt: string | null;
 }
 

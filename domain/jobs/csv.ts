@@ -25,13 +25,15 @@ function typed(cell: string): string | number | boolean {
  * File-level problems are a 422 now; row-level problems are reported per row by the job.
  */
 export function parseContactsCsv(buffer: Buffer): { rows: ImportRow[]; rejected: { row: number; message: string }[] } {
-  let records: string[][];
+  let parsed: { record: string[]; info: { bytes: number } }[];
   try {
-    records = parse(buffer, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true });
+    // With `info`, each record comes as {record, info}; the typings don't model that option.
+    parsed = parse(buffer, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true, info: true }) as unknown as typeof parsed;
   } catch (err) {
     throw invalid('file', `The file is not valid CSV: ${(err as Error).message}`, 'invalid_csv');
   }
-  const [header, ...body] = records;
+  const lines = startLines(buffer, parsed.map((p) => p.info.bytes));
+  const [header, ...body] = parsed.map((p) => p.record);
   if (!header) throw invalid('file', 'The file is empty', 'empty_csv');
   const names = header.map((h) => h.trim());
   const emailAt = names.findIndex((h) => h.toLowerCase() === 'email');
@@ -52,7 +54,7 @@ export function parseContactsCsv(buffer: Buffer): { rows: ImportRow[]; rejected:
   const rows: ImportRow[] = [];
   const rejected: { row: number; message: string }[] = [];
   body.forEach((cells, i) => {
-    const row = i + 2;
+    const row = lines[i + 1];
     const email = emailSchema.safeParse(cells[emailAt] ?? '');
     if (!email.success) {
       rejected.push({ row, message: `Invalid email address "${cells[emailAt] ?? ''}"` });
@@ -76,4 +78,24 @@ export function parseContactsCsv(buffer: Buffer): { rows: ImportRow[]; rejected:
     rows.push({ row, email: email.data, data: checked.data, ...(subscribedCell !== '' ? { subscribed: BOOLEAN[subscribedCell] } : {}) });
   });
   return { rows, rejected };
+}
+
+const isLineBreak = (b: Buffer, i: number) => b[i] === 0x0a || (b[i] === 0x0d && b[i + 1] !== 0x0a);
+const isBlank = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+
+/**
+ * The file line (1-based) each record starts on, from the byte offsets where records end. Blank
+ * lines and quoted cells spanning lines move the records after them; csv-parse's own line count
+ * cannot be used, as it counts a CRLF inside quotes as two lines.
+ */
+function startLines(buffer: Buffer, ends: number[]): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let at = 0;
+  for (const end of ends) {
+    for (; at < end && isBlank(buffer[at]); at++) if (isLineBreak(buffer, at)) line++;
+    lines.push(line);
+    for (; at < end; at++) if (isLineBreak(buffer, at)) line++;
+  }
+  return lines;
 }

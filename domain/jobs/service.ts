@@ -19,7 +19,6 @@ async function queueJob(p: Platform, projectId: string, type: JobType, items: Im
     errors: rejected,
     cursor: 0,
     createdAt: nowIso(),
-    startedAt: null,
     finishedAt: null,
   };
   await jobPayloads(p.store).insertOne({ _id: job._id, items });

@@ -18,16 +18,30 @@ export async function ensureJobIndexes(store: DocumentStore): Promise<void> {
   await store.ensureIndexes('jobs', [{ keys: { projectId: 1 } }]);
 }
 
+/** Infrastructure failures are retried by redelivery; after this many the job is FAILED, not left RUNNING. */
+const GIVE_UP_AFTER_ATTEMPT = 5;
+
 /** Runs queued jobs from the `jobs.run` topic; a redelivered message resumes from the saved cursor. */
 export function startJobWorker(p: Platform): void {
-  p.pubsub.subscribe<{ jobId: string }>(JOBS_TOPIC, ({ jobId }) => runJob(p, jobId));
+  p.pubsub.subscribe<{ jobId: string }>(JOBS_TOPIC, async ({ jobId }, delivery) => {
+    try {
+      await runJob(p, jobId);
+    } catch (err) {
+      if (delivery.attempt < GIVE_UP_AFTER_ATTEMPT) throw err;
+      p.log.error({ jobId, err: (err as Error).message, attempt: delivery.attempt }, 'job failed for good');
+      await jobs(p.store).updateOne(
+        { _id: jobId, status: { $in: ['QUEUED', 'RUNNING'] } },
+        { $set: { status: 'FAILED', finishedAt: nowIso() }, $push: { errors: { message: `Job stopped: ${(err as Error).message}` } } },
+      );
+    }
+  });
 }
 
 async function runJob(p: Platform, jobId: string): Promise<void> {
   const collection = jobs(p.store);
   const job = await collection.findOneAndUpdate(
     { _id: jobId, status: { $in: ['QUEUED', 'RUNNING'] } },
-    { $set: { status: 'RUNNING' }, $min: { startedAt: nowIso() } },
+    { $set: { status: 'RUNNING' } },
   );
   if (!job) return; // finished already
   const payload = await jobPayloads(p.store).findOne({ _id: jobId });
@@ -56,6 +70,9 @@ async function runJob(p: Platform, jobId: string): Promise<void> {
         ...(errors.length ? { $push: { errors: { $each: errors } } } : {}),
       },
     );
+    // Let requests in between chunks: with a store that answers without real I/O, a whole job
+    // would otherwise run as one stretch of microtasks and hold the API until it finished.
+    await new Promise((resolve) => setImmediate(resolve));
   }
   await collection.updateOne({ _id: jobId }, { $set: { status: 'COMPLETED', finishedAt: nowIso() } });
   await jobPayloads(p.store).deleteOne({ _id: jobId });

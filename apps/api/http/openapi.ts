@@ -9,6 +9,8 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
     const path = spec.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     (paths[path] ??= {})[spec.method] = operation(spec);
   }
+  paths['/health'] = { get: systemOperation('getHealth', 'Readiness: 200 once the instance serves requests') };
+  paths['/openapi.json'] = { get: systemOperation('getOpenapi', 'This document (OpenAPI 3.1)') };
   return {
     openapi: '3.1.0',
     info: {
@@ -39,41 +41,59 @@ const SECURITY: Record<RouteSpec['auth'], unknown[]> = {
 };
 
 const ERRORS_BY_AUTH: Record<RouteSpec['auth'], number[]> = {
-  none: [422, 429],
-  user: [401, 422, 429],
-  secret: [401, 403, 422, 429],
-  key: [401, 422, 429],
+  none: [422],
+  user: [401, 422],
+  secret: [401, 403, 422],
+  key: [401, 422],
 };
 
+const errorResponse = {
+  description: 'Error envelope',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
+/** The two routes outside the route list: no credential, no envelope on success. */
+function systemOperation(operationId: string, summary: string): Record<string, unknown> {
+  return {
+    summary,
+    tags: ['System'],
+    operationId,
+    security: [],
+    responses: {
+      '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
+      '500': errorResponse,
+    },
+  };
+}
+
 function operation(spec: RouteSpec): Record<string, unknown> {
-  const status = spec.status ?? 200;
   const responses: Record<string, unknown> = {};
-  responses[String(status)] =
-    status === 204
-      ? { description: 'No content' }
-      : {
-          description: 'Success',
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['success', 'data'],
-                properties: {
-                  success: { const: true },
-                  data: spec.response ? jsonSchema(spec.response, 'output') : {},
-                  message: { type: 'string' },
+  for (const status of [spec.status ?? 200, ...(spec.alsoStatus ?? [])]) {
+    responses[String(status)] =
+      status === 204
+        ? { description: 'No content' }
+        : {
+            description: 'Success',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['success', 'data'],
+                  properties: {
+                    success: { const: true },
+                    data: spec.response ? jsonSchema(spec.response, 'output') : {},
+                    message: { type: 'string' },
+                  },
                 },
               },
             },
-          },
-        };
+          };
+  }
   const errorStatuses = new Set([...ERRORS_BY_AUTH[spec.auth], ...(spec.errors ?? []), 500]);
   if (spec.body || spec.upload) errorStatuses.add(413);
+  if (!spec.unmetered) errorStatuses.add(429);
   for (const code of [...errorStatuses].sort()) {
-    responses[String(code)] = {
-      description: 'Error envelope',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    };
+    responses[String(code)] = errorResponse;
   }
   return {
     summary: spec.summary,

@@ -69,6 +69,8 @@ export interface RouteSpec<
   bodyLimit?: string;
   /** Success status; 204 sends no body. Default 200. */
   status?: 200 | 201 | 202 | 204;
+  /** Other success statuses the handler answers with through `reply` (documented alongside `status`). */
+  alsoStatus?: (200 | 201 | 202)[];
   /** Schema of the success envelope's `data`, for the OpenAPI document. */
   response?: z.ZodType;
   /** Error statuses the route documents beyond the ones every route of its auth kind has. */

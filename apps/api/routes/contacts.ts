@@ -26,7 +26,7 @@ export function contactRoutes(p: Platform): RouteSpec[] {
       handle: ({ auth, query }) => listContacts(p, auth.projectId, query),
     }),
     route({
-      method: 'post', path: '/contacts', tag: 'Contacts', auth: 'secret', status: 201,
+      method: 'post', path: '/contacts', tag: 'Contacts', auth: 'secret', status: 201, alsoStatus: [200],
       summary: 'Create a contact (201) or update the one with this email (200); data is merged',
       body: z.strictObject({ email: emailSchema, subscribed: z.boolean().optional(), data: contactDataSchema.optional() }),
       response: contactWithMeta,
