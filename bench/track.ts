@@ -1,0 +1,764 @@
+/**
+ * Benchmark: `POST /v1/track` throughput and latency of the embedded platform, next to a bare
+ * express handler doing one EmbeddedStore write (bench/baseline-server.ts), measured in the same
+ * run under the same load. See bench/README.md for how to read the numbers.
+ *
+ *   node --import tsx bench/track.ts [--seconds 15] [--connections 32] [--warmup 5]
+ *                                    [--emails 10000] [--new-share 0.2]
+ *                                    [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *   npm run bench:track -- [same options]
+ *
+ * Each server runs as a child process with a fresh temporary data directory; the load generator
+ * (autocannon, programmatic) runs in this process. Every request body is different: a share
+ * (`--new-share`) of the requests names an email not sent before (a new contact), the rest one
+ * already sent (a known contact), from a pool of `--emails` addresses, seeded so every run sends
+ * the same sequence; event names come from a small set; `data` has two fields. After the measured window the benchmark checks that every 2xx answer became a record
+ * (platform: GET /events/stats total; baseline: GET /count): a benchmark that loses writes is wrong.
+ *
+ * Results are printed as a markdown table and appended, with the machine's facts and the command
+ * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RESULTS_FILE = join(ROOT, 'bench', 'results', 'track.md');
+const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
+const PLANS = ['free', 'pro', 'team'];
+const SEED = 0x6d61696c; // "mail": every run sends the same body sequence
+const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
+
+// ---- options -----------------------------------------------------------------------------------
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '32' },
+    warmup: { type: 'string', default: '5' },
+    emails: { type: 'string', default: '10000' },
+    'new-share': { type: 'string', default: '0.2' },
+    note: { type: 'string' },
+    'no-record': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+if (args.help) {
+  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
+  process.exit(0);
+}
+const positive = (name: string, raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
+  return n;
+};
+const share = (raw: string): number => {
+  const n = Number(raw);
+  if (!(n > 0 && n <= 1)) throw new Error(`--new-share must be in (0, 1], got "${raw}"`);
+  return n;
+};
+const options = {
+  seconds: positive('seconds', args.seconds!),
+  connections: positive('connections', args.connections!),
+  warmup: positive('warmup', args.warmup!),
+  emails: positive('emails', args.emails!),
+  newShare: share(args['new-share']!),
+  note: args.note,
+  record: !args['no-record'] && !args['cpu-prof'],
+  cpuProf: args['cpu-prof']!,
+};
+
+// ---- child processes and temp dirs, cleaned up on every way out ---------------------------------
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child);
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  // A graceful stop lets --cpu-prof write its profile; a server that hangs is killed.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+async function cleanup(): Promise<void> {
+  await Promise.all([...children].map(stopChild));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+// Last resort (an exception past the finally, process.exit elsewhere): nothing is left behind.
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the servers and removing temp dirs`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  pid: number;
+  /** Lines the server printed (its logs at warn and above), and the last of them. */
+  logLines(): number;
+  logTail(): string;
+}
+
+/** Starts `node [--cpu-prof] --import tsx <script>` with `env` and waits for GET /health. */
+async function startServer(name: string, script: string, env: Record<string, string>, profileDir?: string): Promise<Server> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
+  // Embedded mode with the dev outbox, whatever the calling shell has set.
+  for (const key of ['SMTP_URL', 'MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL']) delete childEnv[key];
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // The orphan guard ends the server if this process dies without stopping it (see the file).
+  const guard = './bench/orphan-guard.ts';
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', guard, script], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let lines = 0;
+  let tail: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line) continue;
+      lines++;
+      tail.push(line);
+      if (tail.length > 20) tail = tail.slice(-20);
+    }
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering /health:\n${tail.join('\n')}`);
+    }
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${name} did not answer /health within 90 s:\n${tail.join('\n')}`);
+    await sleep(100);
+  }
+  return { name, url, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---- HTTP set-up calls --------------------------------------------------------------------------
+
+async function call(url: string, method: string, path: string, body?: unknown, bearer?: string): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: res.status, body: parsed };
+}
+
+/** A user and a project over the public API; returns the project's secret key. */
+async function createProject(url: string): Promise<string> {
+  const email = `bench-owner-${Date.now()}@example.com`;
+  const signup = await call(url, 'POST', '/auth/signup', { email, password: 'bench password 1234' });
+  if (signup.status !== 201) throw new Error(`signup failed (${signup.status}): ${JSON.stringify(signup.body)}`);
+  const project = await call(url, 'POST', '/projects', { name: 'Benchmark' }, signup.body.data.token);
+  if (project.status !== 201) throw new Error(`project creation failed (${project.status}): ${JSON.stringify(project.body)}`);
+  return project.body.data.secretKey as string;
+}
+
+// ---- request bodies -----------------------------------------------------------------------------
+
+/** A small seeded PRNG (mulberry32): the same sequence of bodies on every run and server. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The bodies of the track requests. A fixed share of them (`newShare`) names an email never sent
+ * before (a new contact, until the pool of `emails` addresses is used up); the others name one
+ * already sent (a known contact), picked uniformly. So the mix of new and known contacts does not
+ * depend on how fast the server is, and two runs, or two servers, get the same sequence.
+ */
+class TrackBodies {
+  readonly #random = mulberry32(SEED);
+  readonly #emails: number;
+  readonly #newShare: number;
+  #used = 0;
+  /** Bodies built, and how many of them named an email for the first time (a new contact). */
+  built = 0;
+  firstTime = 0;
+
+  constructor(emails: number, newShare: number) {
+    this.#emails = emails;
+    this.#newShare = newShare;
+  }
+
+  /** Whether every email of the pool has been used (from then on, every request names a known one). */
+  get exhausted(): boolean {
+    return this.#used >= this.#emails;
+  }
+
+  next(): string {
+    let i: number;
+    if (this.#used === 0 || (this.#random() < this.#newShare && this.#used < this.#emails)) {
+      i = this.#used++;
+      this.firstTime++;
+    } else {
+      i = Math.floor(this.#random() * this.#used);
+    }
+    this.built++;
+    const event = EVENT_NAMES[Math.floor(this.#random() * EVENT_NAMES.length)];
+    const data = { plan: PLANS[i % PLANS.length], amount: Math.floor(this.#random() * 10_000) / 100 };
+    return JSON.stringify({ email: `bench-${i}@example.com`, event, data });
+  }
+}
+
+// ---- load ---------------------------------------------------------------------------------------
+
+interface Load {
+  /** Seconds from the first request to the last response. */
+  seconds: number;
+  ok: number;
+  non2xx: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  /** Response times of the 2xx answers, ms, sorted. */
+  latencies: Float64Array;
+  bodies: number;
+  firstTimeEmails: number;
+  poolExhausted: boolean;
+  cpu: CpuWindow;
+  /** The window on the monotonic clock, µs (the clock of V8's CPU profiles). */
+  monotonicUs: { startUs: number; endUs: number };
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** Internals of autocannon 9's http client that a graceful stop needs (see drain below). */
+interface DrainableClient {
+  reqsMade: number;
+  responseMax?: number;
+}
+
+/**
+ * Drives POST /v1/track for `seconds` with `connections` keep-alive connections, one request in
+ * flight per connection. At the end it drains instead of cutting: each connection finishes the
+ * request it has in flight and sends no other, so every request sent is answered and the count of
+ * 2xx answers can be compared with what the server recorded. (autocannon's own duration stop
+ * destroys the sockets with requests in flight, which the server may still have recorded.)
+ */
+async function drive(server: Server, bearer: string, seconds: number, connections: number, bodies: TrackBodies): Promise<Load> {
+  const clients: DrainableClient[] = [];
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0;
+  let non2xx = 0;
+  let lastResponse = 0;
+  const bodiesBefore = bodies.built;
+  const firstTimeBefore = bodies.firstTime;
+  const cpuStart = cpuSnapshot(server.pid);
+  const started = performance.now();
+  const startUs = monotonicUs();
+
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${server.url}/v1/track`,
+        method: 'POST',
+        connections,
+        pipelining: 1,
+        // The drain ends the run; this is only a backstop.
+        duration: seconds + 120,
+        timeout: 10,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        requests: [{ setupRequest: (request) => ({ ...request, body: bodies.next() }) }],
+        setupClient: (client) => {
+          clients.push(client as unknown as DrainableClient);
+        },
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      lastResponse = performance.now();
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+      if (statusCode >= 200 && statusCode < 300) {
+        ok++;
+        latencies.push(responseTime);
+      } else {
+        non2xx++;
+      }
+    });
+    const drain = setTimeout(() => {
+      // A client whose reqsMade has reached responseMax destroys itself instead of sending its
+      // next request, i.e. right after the response to the one in flight arrives.
+      for (const client of clients) client.responseMax = Math.max(1, client.reqsMade);
+    }, seconds * 1000);
+    // A server that stops answering must not hold the run forever: cut it after 30 s of drain.
+    const backstop = setTimeout(() => instance.stop(), seconds * 1000 + 30_000);
+    const died = () => {
+      clearTimeout(drain);
+      clearTimeout(backstop);
+      instance.stop();
+      reject(new Error(`${server.name} exited during the load:\n${server.logTail()}`));
+    };
+    server.child.once('exit', died);
+    instance.once('done', () => {
+      clearTimeout(drain);
+      clearTimeout(backstop);
+      server.child.off('exit', died);
+    });
+  });
+
+  // autocannon reports up to a second after the drain ends; the window ends at the last response.
+  const windowSeconds = ((lastResponse || performance.now()) - started) / 1000;
+  const cpu = cpuWindow(cpuStart, cpuSnapshot(server.pid), windowSeconds);
+  return {
+    seconds: windowSeconds,
+    monotonicUs: { startUs, endUs: startUs + Math.round(windowSeconds * 1e6) },
+    ok,
+    non2xx,
+    statuses,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    latencies: Float64Array.from(latencies).sort(),
+    bodies: bodies.built - bodiesBefore,
+    firstTimeEmails: bodies.firstTime - firstTimeBefore,
+    poolExhausted: bodies.exhausted,
+    cpu,
+  };
+}
+
+// ---- measurements of processes and machine ---------------------------------------------------
+
+interface CpuSnapshot {
+  server: number; // seconds of CPU
+  self: number; // seconds of CPU of this process (the load generator)
+  machineBusy: number; // seconds of busy CPU summed over all cores
+}
+interface CpuWindow {
+  /** Average cores busy over the window. */
+  server: number;
+  loadGenerator: number;
+  others: number;
+  /** Server CPU seconds in the window. */
+  serverSeconds: number;
+}
+
+function processCpuSeconds(pid: number | 'self'): number {
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
+}
+
+function machineBusySeconds(): number {
+  const [, ...jiffies] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal ...: busy is all but idle and iowait.
+  const [user, nice, system, , , irq, softirq, steal] = jiffies.map(Number);
+  return (user + nice + system + irq + softirq + (steal ?? 0)) / CLK_TCK;
+}
+
+function cpuSnapshot(pid: number): CpuSnapshot {
+  return { server: processCpuSeconds(pid), self: processCpuSeconds('self'), machineBusy: machineBusySeconds() };
+}
+
+/** CPU used between two snapshots, as cores busy over `wall` seconds (the load's window). */
+function cpuWindow(a: CpuSnapshot, b: CpuSnapshot, wall: number): CpuWindow {
+  const server = b.server - a.server;
+  const self = b.self - a.self;
+  const busy = b.machineBusy - a.machineBusy;
+  return { server: server / wall, loadGenerator: self / wall, others: Math.max(0, busy - server - self) / wall, serverSeconds: server };
+}
+
+/** VmHWM (peak resident set) and VmRSS of a live process, in MiB. */
+function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
+}
+
+function machineFacts() {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+  const nproc = spawnSync('nproc', { encoding: 'utf8' }).stdout.trim() || String(cpus().length);
+  const git = (...gitArgs: string[]) => spawnSync('git', ['--no-optional-locks', ...gitArgs], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  return { model, nproc, node: process.version, memGiB: totalmem() / 1024 ** 3, commit: dirty ? `${commit} + uncommitted changes` : commit };
+}
+
+/** An argument as a POSIX shell would need it typed. */
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+// ---- one server's run ---------------------------------------------------------------------------
+
+interface Outcome {
+  name: string;
+  warmup: Load;
+  load: Load;
+  /** VmRSS once started and set up, before any load. */
+  startMiB: number;
+  peakMiB: number;
+  rssMiB: number;
+  recorded: number;
+  acknowledged: number;
+  logLines: number;
+  loadBefore: string;
+  profile?: string;
+}
+
+async function runOne(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  setup: (server: Server) => Promise<string>,
+  recordedCount: (server: Server, bearer: string) => Promise<number>,
+  profileDir: string | undefined,
+): Promise<Outcome> {
+  const loadBefore = loadAverage();
+  console.error(`[${name}] starting ${script} (load average ${loadBefore})`);
+  const server = await startServer(name, script, env, profileDir);
+  try {
+    const bearer = await setup(server);
+    const startMiB = memoryOf(server.pid).rssMiB;
+    const bodies = new TrackBodies(options.emails, options.newShare);
+    console.error(`[${name}] warm-up ${options.warmup} s, ${options.connections} connections`);
+    const warmup = await drive(server, bearer, options.warmup, options.connections, bodies);
+    console.error(`[${name}] measuring ${options.seconds} s`);
+    const load = await drive(server, bearer, options.seconds, options.connections, bodies);
+    const { peakMiB, rssMiB } = memoryOf(server.pid);
+    const acknowledged = warmup.ok + load.ok;
+    const recorded = await settledCount(() => recordedCount(server, bearer), acknowledged);
+    console.error(`[${name}] ${load.ok} × 2xx in ${load.seconds.toFixed(1)} s; ${recorded}/${acknowledged} acknowledged writes recorded`);
+    return { name, warmup, load, startMiB, peakMiB, rssMiB, recorded, acknowledged, logLines: server.logLines(), loadBefore };
+  } catch (err) {
+    console.error(`[${name}] failed; last server output:\n${server.logTail()}`);
+    throw err;
+  } finally {
+    await stopChild(server.child);
+  }
+}
+
+/** The recorded count, polled until it reaches `expected` or stops changing (async writes settle). */
+async function settledCount(count: () => Promise<number>, expected: number): Promise<number> {
+  let last = await count();
+  for (let stable = 0; last !== expected && stable < 10; ) {
+    await sleep(500);
+    const now = await count();
+    stable = now === last ? stable + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+// ---- profiles -----------------------------------------------------------------------------------
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * The top functions and modules of a .cpuprofile over the measured window only (V8 stamps samples
+ * with the monotonic clock in µs, the clock of process.hrtime, so start-up, warm-up and shutdown
+ * are left out): self time by module and function, and inclusive time of the repo's functions.
+ */
+function summarizeProfile(file: string, window: { startUs: number; endUs: number }): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const hits = new Map<number, number>();
+  let at = profile.startTime;
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < window.startUs || at > window.endUs) continue;
+    hits.set(profile.samples[i], (hits.get(profile.samples[i]) ?? 0) + 1);
+    total++;
+  }
+  if (total === 0) return '(no samples in the measured window)';
+
+  const label = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = shortUrl(url);
+    return `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
+  };
+  const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
+  const byFunction = new Map<string, number>();
+  const byModule = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  for (const [id, n] of hits) {
+    const node = byId.get(id)!;
+    add(byFunction, label(node), n);
+    add(byModule, moduleOf(node.callFrame.url, node.callFrame.functionName), n);
+    // Inclusive time of the repo's own functions (not node_modules), each counted once per stack.
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const frame = byId.get(cur)!;
+      const url = frame.callFrame.url;
+      if (!url.startsWith('file://') || url.includes('/node_modules/')) continue;
+      const key = label(frame);
+      if (!seen.has(key)) {
+        seen.add(key);
+        add(inclusive, key, n);
+      }
+    }
+  }
+  const top = (map: Map<string, number>, n: number) =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([key, count]) => `  ${((100 * count) / total).toFixed(1).padStart(5)}%  ${key}`)
+      .join('\n');
+  return [
+    `${total} samples in the measured window`,
+    `self time by module:\n${top(byModule, 15)}`,
+    `self time by function:\n${top(byFunction, 25)}`,
+    `inclusive time of the repo's functions:\n${top(inclusive, 25)}`,
+  ].join('\n');
+}
+
+function shortUrl(url: string): string {
+  const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+  return path.startsWith(ROOT) ? relative(ROOT, path) : path;
+}
+
+function moduleOf(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
+  if (url.startsWith('node:')) return 'node: internals';
+  const path = shortUrl(url);
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg) return `npm: ${pkg[1]}`;
+  return path.split('/').slice(0, 2).join('/');
+}
+
+// ---- report -------------------------------------------------------------------------------------
+
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+function table(platform: Outcome, baseline: Outcome): string {
+  const rows: [string, (o: Outcome) => number, number, boolean][] = [
+    // label, value, decimals, show ratio
+    ['requests/s (2xx)', (o) => o.load.ok / o.load.seconds, 0, true],
+    ['latency p50 (ms)', (o) => percentile(o.load.latencies, 0.5), 2, true],
+    ['latency p90 (ms)', (o) => percentile(o.load.latencies, 0.9), 2, true],
+    ['latency p99 (ms)', (o) => percentile(o.load.latencies, 0.99), 2, true],
+    ['latency max (ms)', (o) => percentile(o.load.latencies, 1), 1, true],
+    ['2xx responses', (o) => o.load.ok, 0, false],
+    ['non-2xx responses', (o) => o.load.non2xx, 0, false],
+    ['errors (of which timeouts)', (o) => o.load.errors, 0, false],
+    ['RSS before load (MiB)', (o) => o.startMiB, 0, true],
+    ['peak RSS, VmHWM (MiB)', (o) => o.peakMiB, 0, true],
+    ['server CPU (cores busy)', (o) => o.load.cpu.server, 2, true],
+    ['server CPU per request (ms)', (o) => (1000 * o.load.cpu.serverSeconds) / Math.max(1, o.load.ok + o.load.non2xx), 3, true],
+    ['load generator CPU (cores)', (o) => o.load.cpu.loadGenerator, 2, false],
+    ['other processes CPU (cores)', (o) => o.load.cpu.others, 2, false],
+  ];
+  const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
+  const lines = [
+    '| metric | platform (embedded) | baseline (express + 1 insertOne) | platform / baseline |',
+    '| --- | ---: | ---: | ---: |',
+  ];
+  for (const [label, value, decimals, ratio] of rows) {
+    const p = value(platform);
+    const b = value(baseline);
+    let pText = fmt(p, decimals);
+    let bText = fmt(b, decimals);
+    if (label.startsWith('errors')) {
+      pText += ` (${platform.load.timeouts})`;
+      bText += ` (${baseline.load.timeouts})`;
+    }
+    lines.push(`| ${label} | ${pText} | ${bText} | ${ratio && b ? `${(p / b).toFixed(2)}×` : ''} |`);
+  }
+  return lines.join('\n');
+}
+
+function verification(o: Outcome, what: string): { ok: boolean; text: string } {
+  const ok = o.recorded === o.acknowledged;
+  const mark = ok ? 'OK' : 'MISMATCH: the benchmark is wrong (writes lost or invented)';
+  return {
+    ok,
+    text: `${o.name}: ${o.acknowledged} × 2xx (warm-up ${o.warmup.ok} + window ${o.load.ok}) vs ${o.recorded} ${what}: ${mark}`,
+  };
+}
+
+function statusLine(o: Outcome): string {
+  const statuses = Object.entries(o.load.statuses)
+    .map(([code, n]) => `${code}×${n}`)
+    .join(', ');
+  const newShare = o.load.bodies ? ((100 * o.load.firstTimeEmails) / o.load.bodies).toFixed(0) : '0';
+  return (
+    `${o.name}: window ${o.load.seconds.toFixed(2)} s, statuses ${statuses || 'none'}; ` +
+    `${newShare}% of the window's requests named an email for the first time (a new contact on the platform)` +
+    `${o.load.poolExhausted ? `, the pool of ${options.emails} emails ran out during the run` : ''}; ` +
+    `server printed ${o.logLines} log lines; load average before start ${o.loadBefore}`
+  );
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const facts = machineFacts();
+  const argv = process.argv.slice(2).map(shellQuote).join(' ');
+  const commandLine =
+    process.env.npm_lifecycle_event === 'bench:track'
+      ? `npm run bench:track${argv ? ` -- ${argv}` : ''}`
+      : `node --import tsx bench/track.ts${argv ? ` ${argv}` : ''}`;
+  const startedAt = new Date();
+  const profileDir = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
+
+  const platformData = await tempDir('mailroom-bench-platform-');
+  const platform = await runOne(
+    'platform',
+    'apps/api/main.ts',
+    { DATA_DIR: platformData, API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+    (server) => createProject(server.url),
+    async (server, bearer) => {
+      const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
+      if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
+      return stats.body.data.total as number;
+    },
+    profileDir && join(profileDir, 'platform'),
+  );
+
+  const baselineData = await tempDir('mailroom-bench-baseline-');
+  const baseline = await runOne(
+    'baseline',
+    'bench/baseline-server.ts',
+    { DATA_DIR: baselineData },
+    async () => 'baseline-needs-no-key',
+    async (server) => (await call(server.url, 'GET', '/count')).body.data.total as number,
+    profileDir && join(profileDir, 'baseline'),
+  );
+
+  const checks = [verification(platform, 'events recorded (GET /events/stats total)'), verification(baseline, 'documents written (GET /count)')];
+  const markdown = table(platform, baseline);
+  const details = [statusLine(platform), statusLine(baseline), ...checks.map((c) => c.text)];
+
+  console.log(`\n${markdown}\n`);
+  for (const line of details) console.log(`- ${line}`);
+
+  if (profileDir) {
+    for (const outcome of [platform, baseline]) {
+      const name = outcome.name;
+      const dir = join(profileDir, name);
+      const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
+      for (const file of files) {
+        console.log(`\nCPU profile of the ${name} server: ${join(dir, file)}\n${summarizeProfile(join(dir, file), outcome.load.monotonicUs)}`);
+      }
+      if (!files.length) console.log(`\nno CPU profile was written for the ${name} server`);
+    }
+    console.log('\n(profiled runs are not recorded: the profiler slows the servers down)');
+  }
+
+  if (options.record) {
+    const section = [
+      `## ${startedAt.toISOString().replace(/\.\d+Z$/, 'Z')}`,
+      '',
+      `- command: \`${commandLine}\``,
+      `- config: ${options.seconds} s measured after ${options.warmup} s warm-up, ${options.connections} connections, ` +
+        `1 request in flight each, ${options.emails} distinct emails at most, ${options.newShare * 100}% of requests for a new one`,
+      `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
+      `- load average: ${platform.loadBefore} before the platform, ${baseline.loadBefore} before the baseline`,
+      ...(options.note ? [`- note: ${options.note}`] : []),
+      '',
+      markdown,
+      '',
+      ...details.map((line) => `- ${line}`),
+      '',
+    ].join('\n');
+    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+    if (!existsSync(RESULTS_FILE)) {
+      appendFileSync(
+        RESULTS_FILE,
+        '# /v1/track benchmark results\n\nAppended by `npm run bench:track` (bench/track.ts); newest last. ' +
+          'See bench/README.md for how to read them. Compare medians over several runs, never one run.\n\n',
+      );
+    }
+    appendFileSync(RESULTS_FILE, `${section}\n`);
+    console.log(`\nappended to ${relative(ROOT, RESULTS_FILE)}`);
+  }
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+let exitCode = 1;
+try {
+  exitCode = await main();
+} catch (err) {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);
