@@ -1,11 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: `embedded` runs every test; `distributed` runs the behaviour suites again
+ * against the distributed deployment (real daprd sidecars, Redis, FerretDB), started per file by
+ * the harness. `npm test` runs both.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Behaviour suites start servers; two cores are better spent on one file at a time each.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'embedded', include: ['test/unit/**/*.test.ts', 'test/behaviour/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'distributed',
+          include: ['test/behaviour/**/*.test.ts', 'test/distributed/**/*.test.ts'],
+          env: { MAILROOM_TEST_MODE: 'distributed' },
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

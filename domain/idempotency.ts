@@ -16,10 +16,14 @@ const WAIT_MS = 10_000;
 
 const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(body ?? null)).digest('hex');
 
+/** Keys whose first request is being worked on in this process. */
+const working = new Set<string>();
+
 /**
  * `Idempotency-Key`: the first request with a key does the work and its response is kept for
  * 24 h; a repeat with the same body gets that response back without doing the work again, a
- * repeat with another body is a 409. A failed first attempt keeps nothing, so it can be retried.
+ * repeat with another body is a 409. A failed first attempt keeps nothing, so it can be retried;
+ * one cut off by a crash leaves its claim pending, and a repeat takes it over after WAIT_MS.
  */
 export async function idempotent<T>(
   p: Platform,
@@ -37,15 +41,22 @@ export async function idempotent<T>(
   const _id = `${scope.projectId}/${scope.endpoint}/${scope.key}`;
   const hash = hashOf(body);
 
-  const claimed = await claim(keys, _id, hash);
-  if (!claimed) {
+  let claimed = await claim(keys, _id, hash);
+  while (!claimed) {
     const existing = await waitForFirst(keys, _id);
     if (existing.hash !== hash) {
       throw new AppError('CONFLICT', 'This Idempotency-Key was used with a different request body');
     }
-    if (existing.state !== 'done') throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress');
-    return { response: existing.response as T, replayed: true };
+    if (existing.state === 'done') return { response: existing.response as T, replayed: true };
+    // Still pending after WAIT_MS and not worked on in this process: its request died in a crash,
+    // which keeps the claim, so this repeat does the work instead of being refused for 24 h.
+    // (With several API processes, a first attempt still running elsewhere after WAIT_MS would be
+    // done twice.)
+    if (working.has(_id)) throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress');
+    const takeOver = { _id, hash, state: 'pending', createdAt: existing.createdAt };
+    claimed = (await keys.findOneAndUpdate(takeOver, { $set: { createdAt: nowIso() } })) !== null;
   }
+  working.add(_id);
   try {
     const response = await work();
     await keys.updateOne({ _id }, { $set: { state: 'done', response } });
@@ -53,6 +64,8 @@ export async function idempotent<T>(
   } catch (err) {
     await keys.deleteOne({ _id });
     throw err;
+  } finally {
+    working.delete(_id);
   }
 }
 

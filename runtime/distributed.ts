@@ -1,4 +1,4 @@
-import { CommunicationProtocolEnum, DaprClient, DaprServer } from '@dapr/dapr';
+import { CommunicationProtocolEnum, DaprClient, DaprServer, LogLevel } from '@dapr/dapr';
 import type { Logger } from 'pino';
 import { DaprActorRuntime } from '../adapters/dapr/actors.ts';
 import { DaprPubSub } from '../adapters/dapr/pubsub.ts';
@@ -20,7 +20,9 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
   const daprHost = process.env.DAPR_HOST ?? '127.0.0.1';
   const daprPort = process.env.DAPR_HTTP_PORT ?? '3500';
   const appPort = process.env.APP_PORT ?? String(config.port + 1);
-  const clientOptions = { daprHost, daprPort, communicationProtocol: CommunicationProtocolEnum.HTTP };
+  // The SDK logs every client it starts at info level, and it starts one per actor activation.
+  const logger = { level: LogLevel.Warn };
+  const clientOptions = { daprHost, daprPort, communicationProtocol: CommunicationProtocolEnum.HTTP, logger };
 
   const client = new DaprClient(clientOptions);
   const server = new DaprServer({
@@ -28,6 +30,7 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
     serverPort: appPort,
     communicationProtocol: CommunicationProtocolEnum.HTTP,
     clientOptions,
+    logger,
     maxBodySizeMb: 20,
   });
   const store = await MongoStore.connect(config.mongodbUrl);

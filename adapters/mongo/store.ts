@@ -35,9 +35,29 @@ export class MongoStore implements DocumentStore {
     return new MongoCollection<T>(this.#db.collection(name) as unknown as DriverCollection<T>);
   }
 
+  /**
+   * Creates only the indexes that are missing. MongoDB treats re-creating an index as a no-op,
+   * but FerretDB 1.24 drops the connection on it, and on two clients creating one at once; so
+   * look first, and after a failure look again (another replica may have created it meanwhile).
+   */
   async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
-    if (indexes.length === 0) return;
-    await this.#db.collection(collection).createIndexes(indexes.map((i) => ({ key: i.keys, unique: i.unique ?? false })));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = await this.#db
+          .collection(collection)
+          .listIndexes()
+          .toArray()
+          .catch(() => []); // the collection does not exist yet
+        const missing = indexes.filter((i) => !existing.some((e) => sameKeys(e.key, i.keys)));
+        if (missing.length > 0) {
+          await this.#db.collection(collection).createIndexes(missing.map((i) => ({ key: i.keys, unique: i.unique ?? false })));
+        }
+        return;
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -45,12 +65,21 @@ export class MongoStore implements DocumentStore {
   }
 }
 
-/** MongoDB reports a unique-index clash as error 11000; the port calls it DuplicateKeyError. */
+const sameKeys = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+  JSON.stringify(Object.entries(a)) === JSON.stringify(Object.entries(b));
+
+/**
+ * MongoDB reports a unique-index clash as error 11000; the port calls it DuplicateKeyError.
+ * FerretDB 1.24 does so for inserts but answers an update that clashes with an InternalError
+ * carrying SQLite's "UNIQUE constraint failed".
+ */
+const isDuplicate = (err: MongoServerError) => err.code === 11000 || /UNIQUE constraint failed/.test(err.message);
+
 async function mapDuplicate<R>(collection: string, work: () => Promise<R>): Promise<R> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof MongoServerError && err.code === 11000) {
+    if (err instanceof MongoServerError && isDuplicate(err)) {
       throw new DuplicateKeyError(collection, JSON.stringify(err.keyValue ?? err.message));
     }
     throw err;

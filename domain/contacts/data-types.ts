@@ -1,4 +1,4 @@
-import type { DocumentStore } from '../../ports/store.ts';
+import { DuplicateKeyError, type DocumentStore } from '../../ports/store.ts';
 import type { SimpleValue } from './schema.ts';
 
 export type DataType = 'string' | 'number' | 'boolean' | 'date';
@@ -27,11 +27,16 @@ export async function recordDataTypes(store: DocumentStore, projectId: string, d
     const type = inferType(value);
     const mark = `${projectId}\u0000${key}\u0000${type}`;
     if (seen.has(mark)) continue;
-    await fields.updateOne(
-      { _id: `${projectId}/${key}` },
-      { $addToSet: { types: type }, $setOnInsert: { projectId, key } },
-      { upsert: true },
-    );
+    const record = () =>
+      fields.updateOne({ _id: `${projectId}/${key}` }, { $addToSet: { types: type }, $setOnInsert: { projectId, key } }, { upsert: true });
+    try {
+      await record();
+    } catch (err) {
+      // Two contacts bringing a new key at once: MongoDB lets one upsert insert and fails the
+      // other on the unique _id; the retry finds the document and adds its type.
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      await record();
+    }
     seen.add(mark);
   }
 }

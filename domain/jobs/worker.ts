@@ -52,15 +52,13 @@ async function runJob(p: Platform, jobId: string): Promise<void> {
     const chunk = items.slice(at, at + CHUNK);
     const counts = { created: 0, updated: 0, failed: 0 };
     const errors: JobError[] = [];
-    for (const item of chunk) {
-      try {
-        counts[await runItem(p, job, item)]++;
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err; // infrastructure trouble: let pub/sub retry the job
+    (await runChunk(p, job, chunk)).forEach((outcome, i) => {
+      if (!(outcome instanceof AppError)) counts[outcome]++;
+      else {
         counts.failed++;
-        if (keptErrors + errors.length < MAX_ERRORS) errors.push(errorFor(item, err.message));
+        if (keptErrors + errors.length < MAX_ERRORS) errors.push(errorFor(chunk[i], outcome.message));
       }
-    }
+    });
     keptErrors += errors.length;
     await collection.updateOne(
       { _id: jobId },
@@ -76,6 +74,38 @@ async function runJob(p: Platform, jobId: string): Promise<void> {
   }
   await collection.updateOne({ _id: jobId }, { $set: { status: 'COMPLETED', finishedAt: nowIso() } });
   await jobPayloads(p.store).deleteOne({ _id: jobId });
+}
+
+/** How many contacts of a chunk are worked on at once. */
+const PARALLEL = 16;
+
+/**
+ * Runs a chunk with contacts side by side, each contact's rows in file order (so the last row of
+ * a repeated email wins, as it would one by one). A row's own problem (an AppError) is its
+ * outcome; anything else is infrastructure trouble and fails the chunk, to be retried.
+ */
+async function runChunk(p: Platform, job: JobDoc, chunk: (ImportRow | string)[]): Promise<(Outcome | AppError)[]> {
+  const lanes = new Map<string, number[]>();
+  chunk.forEach((item, i) => {
+    const key = typeof item === 'string' ? item : item.email;
+    lanes.set(key, [...(lanes.get(key) ?? []), i]);
+  });
+  const waiting = [...lanes.values()];
+  const outcomes: (Outcome | AppError)[] = new Array(chunk.length);
+  const worker = async () => {
+    for (let lane = waiting.shift(); lane; lane = waiting.shift()) {
+      for (const i of lane) {
+        try {
+          outcomes[i] = await runItem(p, job, chunk[i]);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          outcomes[i] = err;
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, waiting.length) }, worker));
+  return outcomes;
 }
 
 const errorFor = (item: ImportRow | string, message: string): JobError =>

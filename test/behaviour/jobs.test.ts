@@ -3,7 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually, type ApiClient, type ApiResponse } from '../harness/client.ts';
-import { startInstance, type Instance } from '../harness/instance.ts';
+import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+
+/** How long a job may take to finish. */
+const JOB_DEADLINE = byMode({ embedded: 15_000, distributed: 60_000 });
 
 interface Contact {
   id: string;
@@ -42,13 +45,13 @@ function upload(api: ApiClient, csv: string, field = 'file', filename = 'contact
 }
 
 /** Uploads a CSV, expects the 202 and waits for the job to finish; returns its final record. */
-async function importCsv(api: ApiClient, csv: string, timeoutMs = 15_000): Promise<Job> {
+async function importCsv(api: ApiClient, csv: string, timeoutMs = JOB_DEADLINE): Promise<Job> {
   const res = await upload(api, csv);
   expect(res.status, JSON.stringify(res.body)).toBe(202);
   return finished(api, `/contacts/import/${res.body.data.jobId}`, timeoutMs);
 }
 
-async function finished(api: ApiClient, path: string, timeoutMs = 15_000): Promise<Job> {
+async function finished(api: ApiClient, path: string, timeoutMs = JOB_DEADLINE): Promise<Job> {
   return eventually(
     async () => {
       const res = await api.get(path);
@@ -277,7 +280,7 @@ describe('jobs on a running platform', () => {
 
     it('the status record shows progress while a large import runs, and the API keeps answering', async () => {
       const t = tag();
-      const rows = 3000;
+      const rows = byMode({ embedded: 3000, distributed: 600 });
       const csv = ['email,n', ...Array.from({ length: rows }, (_, i) => `progress${i}-${t}@example.com,${i}`)].join('\n');
       const res = await upload(a.api, csv);
       expect(res.status).toBe(202);
@@ -287,7 +290,7 @@ describe('jobs on a running platform', () => {
         const job = (await a.api.get(`/contacts/import/${res.body.data.jobId}`)).body.data as Job;
         seen.push(job);
         return job.status === 'COMPLETED' ? job : undefined;
-      }, 30_000, 'the import to complete');
+      }, byMode({ embedded: 30_000, distributed: 90_000 }), 'the import to complete');
       const midway = seen.filter((j) => j.status === 'RUNNING' && j.processed > 0 && j.processed < rows);
       expect(midway.length).toBeGreaterThan(0);
       for (let i = 1; i < seen.length; i++) expect(seen[i].processed).toBeGreaterThanOrEqual(seen[i - 1].processed);
@@ -445,7 +448,7 @@ describe('a restart loses no accepted job', () => {
 
   it('imports killed right after the 202 and in the middle of the run both complete after a restart, every contact exactly once', { timeout: 180_000 }, async () => {
     const project = await newProject(instance, 'Restart');
-    const rows = 3000;
+    const rows = byMode({ embedded: 3000, distributed: 600 });
 
     // Killed right after the 202: the job may not have started at all.
     const early = await upload(project.api, csvOf('early', rows));

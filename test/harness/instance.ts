@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { boot, type Running } from '../../runtime/boot.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { freePort } from '../../scripts/stack/processes.ts';
+import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ApiClient, eventually } from './client.ts';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 
@@ -16,7 +17,11 @@ export interface Instance {
   smtp: SmtpSink;
   dataDir: string;
   env: Record<string, string>;
-  /** Stops the platform (gracefully); the data directory stays for a restart. */
+  /**
+   * Stops the platform; its data stays for a restart. Child processes are SIGKILLed (a crash);
+   * in distributed mode that is every app and sidecar, while Redis, FerretDB, placement and
+   * scheduler keep running, as a datastore outlives an app tier.
+   */
   stop(): Promise<void>;
   /** Starts the platform again on the same data and port. */
   restart(): Promise<void>;
@@ -24,21 +29,26 @@ export interface Instance {
   dispose(): Promise<void>;
 }
 
+/**
+ * `MAILROOM_TEST_MODE=distributed` runs every instance as the distributed deployment: Redis,
+ * Dapr placement and scheduler, FerretDB, and the api and mailer apps behind real daprd sidecars.
+ */
+export const TEST_MODE = process.env.MAILROOM_TEST_MODE === 'distributed' ? 'distributed' : 'embedded';
+
+/**
+ * A value per mode: sizes and deadlines of workloads. FerretDB (SQLite) serializes writes and
+ * scans on non-_id lookups, so a distributed test moves fewer rows and waits longer, with the
+ * same assertions.
+ */
+export const byMode = <T>(values: { embedded: T; distributed: T }): T => values[TEST_MODE];
+
 export interface InstanceOptions {
   env?: Record<string, string>;
-  /** Run the platform as a child process (`npm start`'s command) so a test can kill it. */
+  /**
+   * Run the platform as a child process (`npm start`'s command) so a test can kill it.
+   * Distributed instances always run as processes.
+   */
   process?: boolean;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
@@ -58,7 +68,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     ...options.env,
   };
   const url = `http://127.0.0.1:${port}`;
-  const runner = options.process ? processRunner(env, url) : inProcessRunner(env);
+  const runner = TEST_MODE === 'distributed' ? distributedRunner(env, dataDir) : options.process ? processRunner(env, url) : inProcessRunner(env);
   await runner.start();
 
   return {
@@ -74,6 +84,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     },
     async dispose() {
       await runner.stop();
+      await runner.dispose?.();
       await smtp.close();
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -83,6 +94,8 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
 interface Runner {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Releases what outlives stop() (the distributed infrastructure). */
+  dispose?(): Promise<void>;
 }
 
 function inProcessRunner(env: Record<string, string>): Runner {
@@ -126,6 +139,34 @@ function processRunner(env: Record<string, string>, url: string): Runner {
       const exited = new Promise((resolve) => victim.once('exit', resolve));
       victim.kill('SIGKILL');
       await exited;
+    },
+  };
+}
+
+function distributedRunner(env: Record<string, string>, dir: string): Runner {
+  let stack: Stack | undefined;
+  let appTier: string[] = [];
+  let down = false;
+  return {
+    async start() {
+      if (!stack) {
+        const { PORT, DATA_DIR: _dataDir, LOG_LEVEL: _logLevel, ...appEnv } = env;
+        stack = await startStack({ port: Number(PORT), dir, env: appEnv });
+        appTier = [...stack.names.apiSidecars, ...stack.names.api, stack.names.mailerSidecar, stack.names.mailer];
+      } else if (down) {
+        // Sidecars first: each app waits for its sidecar, and the sidecar for its app's port.
+        await Promise.all(appTier.map((name) => stack!.supervisor.restart(name)));
+      }
+      down = false;
+    },
+    async stop() {
+      if (!stack || down) return;
+      await Promise.all(appTier.map((name) => stack!.supervisor.kill(name)));
+      down = true;
+    },
+    async dispose() {
+      await stack?.stop();
+      stack = undefined;
     },
   };
 }

@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+
+export interface ProcessSpec {
+  name: string;
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Resolves once the process serves; rejects on its own timeout. */
+  ready: () => Promise<void>;
+}
+
+interface Running {
+  spec: ProcessSpec;
+  child: ChildProcess;
+}
+
+/**
+ * Starts processes, sends their output to `<logDir>/<name>.log`, waits for each to be ready, and
+ * stops them all (children first) on `stopAll()` or when this process exits.
+ */
+export class Supervisor {
+  readonly logDir: string;
+  readonly #running = new Map<string, Running>();
+  readonly #onExit = () => this.killAllNow();
+
+  constructor(logDir: string) {
+    this.logDir = logDir;
+    process.once('exit', this.#onExit);
+  }
+
+  async start(spec: ProcessSpec): Promise<void> {
+    const log = createWriteStream(join(this.logDir, `${spec.name}.log`), { flags: 'a' });
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+    this.#running.set(spec.name, { spec, child });
+    const died = new Promise<never>((_, reject) =>
+      child.once('exit', (code, signal) =>
+        reject(new Error(`${spec.name} exited (${code ?? signal}) before it was ready; see ${join(this.logDir, `${spec.name}.log`)}`)),
+      ),
+    );
+    died.catch(() => {});
+    await Promise.race([spec.ready(), died]);
+  }
+
+  /** SIGKILL: a crash, not a shutdown. */
+  async kill(name: string): Promise<void> {
+    await this.#signal(name, 'SIGKILL');
+  }
+
+  /** SIGTERM, and SIGKILL if it is still there after `graceMs`. */
+  async stop(name: string, graceMs = 10_000): Promise<void> {
+    await this.#signal(name, 'SIGTERM', graceMs);
+  }
+
+  /** Starts a stopped or killed process again with the same spec. */
+  async restart(name: string): Promise<void> {
+    const entry = this.#running.get(name);
+    if (!entry) throw new Error(`unknown process ${name}`);
+    if (entry.child.exitCode === null && entry.child.signalCode === null) await this.stop(name);
+    await this.start(entry.spec);
+  }
+
+  async stopAll(): Promise<void> {
+    // Apps first, then sidecars, then infrastructure: the reverse of start order.
+    for (const name of [...this.#running.keys()].reverse()) await this.stop(name, 5_000);
+    process.removeListener('exit', this.#onExit);
+  }
+
+  killAllNow(): void {
+    for (const { child } of this.#running.values()) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }
+
+  async #signal(name: string, signal: NodeJS.Signals, graceMs = 0): Promise<void> {
+    const entry = this.#running.get(name);
+    if (!entry) throw new Error(`unknown process ${name}`);
+    const { child } = entry;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    if (graceMs > 0) {
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    } else {
+      await exited;
+    }
+  }
+}
+
+/** Ports handed out by this process, so two components never get the same one. */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on, below 32768: ports from the kernel's ephemeral range (32768-60999
+ * here) can be taken by an outgoing connection between the check and the bind.
+ */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 500; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free port between 20000 and 32000');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    // All interfaces: some components bind their health ports there whatever they are told.
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+  });
+}
+
+async function poll(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+export const waitForTcp = (port: number, timeoutMs = 30_000) =>
+  poll(`tcp port ${port}`, timeoutMs, () =>
+    new Promise<boolean>((resolve) => {
+      const socket = new Socket();
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+      socket.connect(port, '127.0.0.1');
+    }),
+  );
+
+export const waitForHttp = (url: string, timeoutMs = 60_000) =>
+  poll(url, timeoutMs, async () => {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    await res.body?.cancel();
+    return res.status >= 200 && res.status < 300;
+  });

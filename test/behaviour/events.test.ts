@@ -1,0 +1,459 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject, type ProjectAccess } from '../harness/accounts.ts';
+import type { ApiClient } from '../harness/client.ts';
+import { startInstance, type Instance } from '../harness/instance.ts';
+
+// The events endpoints as a dashboard sees them: listings, names, stats, one contact's history,
+// deleting a custom event name; always within the project of the key.
+
+interface EventRecord {
+  id: string;
+  name: string;
+  contactId: string;
+  data: Record<string, unknown>;
+  system: boolean;
+  createdAt: string;
+}
+
+let unique = 0;
+const email = (tag: string) => `${tag}-${++unique}-${Date.now()}@example.com`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function track(api: ApiClient, address: string, event: string, extra: Record<string, unknown> = {}) {
+  const res = await api.post('/v1/track', { email: address, event, ...extra });
+  expect(res.status).toBe(200);
+  return res.body.data as { contact: string; event: string };
+}
+
+async function list(api: ApiClient, query = ''): Promise<EventRecord[]> {
+  const res = await api.get(`/events${query}`);
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+async function names(api: ApiClient): Promise<string[]> {
+  const res = await api.get('/events/names');
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
+
+async function stats(api: ApiClient, query = '') {
+  const res = await api.get(`/events/stats${query}`);
+  expect(res.status).toBe(200);
+  const data = res.body.data as { start: string | null; end: string | null; total: number; events: { name: string; count: number }[] };
+  return { ...data, byName: Object.fromEntries(data.events.map((e) => [e.name, e.count])) };
+}
+
+const q = (params: Record<string, string | number>) =>
+  `?${Object.entries(params)
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
+    .join('&')}`;
+
+/** The same instant written with a +02:00 offset. */
+function withOffset(iso: string): string {
+  const shifted = new Date(Date.parse(iso) + 2 * 3_600_000).toISOString();
+  return `${shifted.slice(0, -1)}+02:00`;
+}
+
+function expectValidationError(res: { status: number; body: any }, field: string) {
+  expect(res.status).toBe(422);
+  expect(res.body.error.code).toBe('VALIDATION_ERROR');
+  expect((res.body.error.errors as { field: string }[]).map((e) => e.field)).toContain(field);
+}
+
+describe('events endpoints', () => {
+  let instance: Instance;
+  let main: ProjectAccess;
+  let other: ProjectAccess;
+  /** Events of the other project, tracked before anything else: they must never show up in `main`. */
+  const foreign: { contact: string; event: string; name: string }[] = [];
+
+  beforeAll(async () => {
+    instance = await startInstance();
+    [main, other] = await Promise.all([newProject(instance, 'Events main'), newProject(instance, 'Events other')]);
+    for (const name of ['page-view', 'order placed', 'foreign-only', 'foreign-only']) {
+      foreign.push({ ...(await track(other.api, 'shared@example.com', name)), name });
+    }
+  });
+  afterAll(() => instance?.dispose());
+
+  describe('GET /events', () => {
+    let project: ProjectAccess;
+    const tracked: { id: string; name: string; contact: string }[] = [];
+
+    beforeAll(async () => {
+      project = await newProject(instance, 'Events list');
+      const ann = email('ann');
+      const bob = email('bob');
+      for (const [who, name] of [
+        [ann, 'page-view'],
+        [bob, 'signup'],
+        [ann, 'page-view'],
+        [bob, 'purchase'],
+        [ann, 'order placed'],
+      ] as const) {
+        const res = await track(project.api, who, name, { data: { step: tracked.length } });
+        tracked.push({ id: res.event, name, contact: res.contact });
+      }
+    });
+
+    it('lists the project’s events newest first, as {id, name, contactId, data, system, createdAt}', async () => {
+      const events = await list(project.api);
+      expect(events.map((e) => e.id)).toEqual(tracked.map((t) => t.id).reverse());
+      expect(Object.keys(events[0]).sort()).toEqual(['contactId', 'createdAt', 'data', 'id', 'name', 'system']);
+      const last = tracked[tracked.length - 1];
+      expect(events[0]).toMatchObject({ id: last.id, name: last.name, contactId: last.contact, data: { step: 4 }, system: false });
+      const times = events.map((e) => Date.parse(e.createdAt));
+      expect(times.every((t, i) => i === 0 || t <= times[i - 1])).toBe(true);
+    });
+
+    it('filters by exact name', async () => {
+      const pageViews = await list(project.api, q({ name: 'page-view' }));
+      expect(pageViews.map((e) => e.id)).toEqual(
+        tracked
+          .filter((t) => t.name === 'page-view')
+          .map((t) => t.id)
+          .reverse(),
+      );
+      expect((await list(project.api, q({ name: 'order placed' }))).map((e) => e.id)).toEqual([tracked[4].id]);
+      expect(await list(project.api, q({ name: 'page' }))).toEqual([]);
+      expect(await list(project.api, q({ name: 'Page-View' }))).toEqual([]);
+    });
+
+    it('returns at most `limit` events, the newest ones', async () => {
+      expect((await list(project.api, q({ limit: 2 }))).map((e) => e.id)).toEqual([tracked[4].id, tracked[3].id]);
+      expect((await list(project.api, q({ name: 'page-view', limit: 1 }))).map((e) => e.id)).toEqual([tracked[2].id]);
+    });
+
+    it('returns 50 by default and at most 100', async () => {
+      const bulk = await newProject(instance, 'Events bulk');
+      const ids = (
+        await Promise.all(Array.from({ length: 110 }, (_, i) => track(bulk.api, `bulk-${i % 7}@example.com`, `bulk-${i % 3}`)))
+      ).map((r) => r.event);
+
+      const byDefault = await list(bulk.api);
+      const max = await list(bulk.api, q({ limit: 100 }));
+      expect(byDefault).toHaveLength(50);
+      expect(max).toHaveLength(100);
+      expect(byDefault).toEqual(max.slice(0, 50));
+      expect(new Set(max.map((e) => e.id)).size).toBe(100);
+      for (const e of max) expect(ids).toContain(e.id);
+      // Newest first: the ten left out are the oldest ones.
+      const all = [...ids].sort();
+      expect(max.map((e) => e.id)).toEqual(all.slice(10).reverse());
+    });
+
+    it.each(['101', '0', '-1', '2.5', 'ten', ''])('refuses limit=%s with a 422', async (limit) => {
+      expectValidationError(await project.api.get(`/events?limit=${limit}`), 'limit');
+    });
+
+    it('never lists another project’s events', async () => {
+      // The other project tracked `page-view` and `order placed` too.
+      const all = await list(project.api, q({ limit: 100 }));
+      expect(all.map((e) => e.id).sort()).toEqual(tracked.map((t) => t.id).sort());
+      for (const f of foreign) expect(all.map((e) => e.id)).not.toContain(f.event);
+      expect(await list(project.api, q({ name: 'foreign-only' }))).toEqual([]);
+      for (const name of ['page-view', 'order placed']) {
+        const own = await list(project.api, q({ name }));
+        expect(own.map((e) => e.id).sort()).toEqual(tracked.filter((t) => t.name === name).map((t) => t.id).sort());
+      }
+      expect((await list(other.api, q({ name: 'page-view' }))).map((e) => e.id)).toEqual([foreign[0].event]);
+    });
+  });
+
+  describe('GET /events/names', () => {
+    it('lists distinct names by occurrence count, most frequent first (ties by name), system events included', async () => {
+      const project = await newProject(instance, 'Events names');
+      const ann = email('names');
+      const bob = email('names');
+      // Recorded in an order that is neither count order nor name order.
+      for (const [who, name] of [
+        [ann, 'a-once'],
+        [bob, 'd-twice'],
+        [ann, 'c-thrice'],
+        [ann, 'b-twice'],
+        [bob, 'c-thrice'],
+        [ann, 'd-twice'],
+        [bob, 'b-twice'],
+        [bob, 'c-thrice'],
+      ] as const) {
+        await track(project.api, who, name);
+      }
+      await track(project.api, ann, 'e-once', { subscribed: false }); // also records contact.unsubscribed
+
+      expect(await names(project.api)).toEqual(['c-thrice', 'b-twice', 'd-twice', 'a-once', 'contact.unsubscribed', 'e-once']);
+    });
+
+    it('never lists another project’s names', async () => {
+      const listed = await names(main.api);
+      expect(listed).not.toContain('foreign-only');
+      expect(await names(other.api)).toEqual(['foreign-only', 'order placed', 'page-view']);
+    });
+  });
+
+  describe('GET /events/stats', () => {
+    let project: ProjectAccess;
+    let t0: string;
+    let t1: string;
+    let t2: string;
+    let t3: string;
+
+    beforeAll(async () => {
+      project = await newProject(instance, 'Events stats');
+      const who = email('stats');
+      t0 = new Date().toISOString();
+      await sleep(5);
+      await track(project.api, who, 'alpha');
+      await track(project.api, who, 'beta');
+      await track(project.api, who, 'alpha');
+      await sleep(5);
+      t1 = new Date().toISOString();
+      await sleep(30);
+      t2 = new Date().toISOString();
+      await sleep(5);
+      await track(project.api, who, 'gamma');
+      await track(project.api, who, 'alpha');
+      await track(project.api, who, 'gamma');
+      await sleep(5);
+      t3 = new Date().toISOString();
+    });
+
+    it('counts every event of the project by name when no range is given', async () => {
+      const s = await stats(project.api);
+      expect(s.start).toBeNull();
+      expect(s.end).toBeNull();
+      expect(s.total).toBe(6);
+      expect(s.byName).toEqual({ alpha: 3, beta: 1, gamma: 2 });
+      expect(s.events).toHaveLength(3);
+    });
+
+    it('counts only the events between start and end', async () => {
+      const first = await stats(project.api, q({ start: t0, end: t1 }));
+      expect(first).toMatchObject({ start: t0, end: t1, total: 3 });
+      expect(first.byName).toEqual({ alpha: 2, beta: 1 });
+
+      const second = await stats(project.api, q({ start: t2, end: t3 }));
+      expect(second.total).toBe(3);
+      expect(second.byName).toEqual({ alpha: 1, gamma: 2 });
+
+      const everything = await stats(project.api, q({ start: t0, end: t3 }));
+      expect(everything.total).toBe(6);
+
+      const between = await stats(project.api, q({ start: t1, end: t2 }));
+      expect(between.total).toBe(0);
+      expect(between.events).toEqual([]);
+    });
+
+    it('takes an open-ended range from start only or end only', async () => {
+      const fromT2 = await stats(project.api, q({ start: t2 }));
+      expect(fromT2).toMatchObject({ start: t2, end: null, total: 3 });
+      expect(fromT2.byName).toEqual({ alpha: 1, gamma: 2 });
+
+      const untilT1 = await stats(project.api, q({ end: t1 }));
+      expect(untilT1).toMatchObject({ start: null, end: t1, total: 3 });
+      expect(untilT1.byName).toEqual({ alpha: 2, beta: 1 });
+
+      const future = await stats(project.api, q({ start: new Date(Date.now() + 60_000).toISOString() }));
+      expect(future.total).toBe(0);
+    });
+
+    it('includes events exactly at start and at end', async () => {
+      const events = await list(project.api, q({ name: 'beta' }));
+      const at = events[0].createdAt;
+      const sameInstant = (await list(project.api)).filter((e) => e.createdAt === at);
+      const s = await stats(project.api, q({ start: at, end: at }));
+      expect(s.total).toBe(sameInstant.length);
+      expect(s.byName.beta).toBe(1);
+    });
+
+    it('reads timestamps with an offset as the instant they name', async () => {
+      const s = await stats(project.api, q({ start: withOffset(t2), end: withOffset(t3) }));
+      expect(s.start).toBe(t2);
+      expect(s.end).toBe(t3);
+      expect(s.byName).toEqual({ alpha: 1, gamma: 2 });
+    });
+
+    it.each([
+      ['start', 'yesterday'],
+      ['start', '2024-13-45T00:00:00Z'],
+      ['end', 'not-a-date'],
+      ['end', '1700000000000'],
+    ])('refuses %s=%s with a 422', async (field, value) => {
+      expectValidationError(await project.api.get(`/events/stats${q({ [field]: value })}`), field);
+    });
+
+    it('refuses a start after the end with a 422', async () => {
+      const res = await project.api.get(`/events/stats${q({ start: t3, end: t0 })}`);
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    });
+
+    it('never counts another project’s events', async () => {
+      const s = await stats(other.api);
+      expect(s.total).toBe(foreign.length);
+      expect(s.byName).toEqual({ 'page-view': 1, 'order placed': 1, 'foreign-only': 2 });
+      expect((await stats(main.api)).byName['foreign-only']).toBeUndefined();
+    });
+  });
+
+  describe('GET /events/contact/:contactId', () => {
+    it('lists that contact’s events newest first, system events included, and no one else’s', async () => {
+      const ann = email('ann');
+      const bob = email('bob');
+      const a1 = await track(main.api, ann, 'viewed', { data: { page: '/pricing' } });
+      await track(main.api, bob, 'viewed');
+      const a2 = await track(main.api, ann, 'left', { subscribed: false });
+      await track(main.api, bob, 'viewed');
+      const a3 = await track(main.api, ann, 'came-back');
+
+      const events = (await main.api.get(`/events/contact/${a1.contact}`)).body.data as EventRecord[];
+      expect(events.every((e) => e.contactId === a1.contact)).toBe(true);
+      // `left` and the contact.unsubscribed it caused are one moment: either order is newest first.
+      expect(events).toHaveLength(4);
+      expect(events[0]).toMatchObject({ id: a3.event, name: 'came-back' });
+      expect([events[1].name, events[2].name].sort()).toEqual(['contact.unsubscribed', 'left']);
+      expect(events.find((e) => e.name === 'left')?.id).toBe(a2.event);
+      expect(events.find((e) => e.name === 'contact.unsubscribed')?.system).toBe(true);
+      expect(events[3]).toMatchObject({ id: a1.event, name: 'viewed', data: { page: '/pricing' }, system: false });
+
+      const limited = await main.api.get(`/events/contact/${a1.contact}?limit=2`);
+      expect(limited.status).toBe(200);
+      expect(limited.body.data.map((e: EventRecord) => e.id)).toEqual(events.slice(0, 2).map((e) => e.id));
+    });
+
+    it('refuses a limit outside 1-100 with a 422', async () => {
+      const { contact } = await track(main.api, email('limits'), 'viewed');
+      expectValidationError(await main.api.get(`/events/contact/${contact}?limit=101`), 'limit');
+      expectValidationError(await main.api.get(`/events/contact/${contact}?limit=0`), 'limit');
+    });
+
+    it('answers 404 for an unknown contact and for another project’s contact', async () => {
+      const unknown = await main.api.get('/events/contact/01890000-0000-7000-8000-000000000000');
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.code).toBe('NOT_FOUND');
+
+      const theirs = await main.api.get(`/events/contact/${foreign[0].contact}`);
+      expect(theirs.status).toBe(404);
+      expect(theirs.body.error.code).toBe('NOT_FOUND');
+      expect(JSON.stringify(theirs.body)).not.toContain(foreign[0].event);
+
+      // The owner sees them.
+      const own = await other.api.get(`/events/contact/${foreign[0].contact}`);
+      expect(own.body.data.map((e: EventRecord) => e.id).sort()).toEqual(foreign.map((f) => f.event).sort());
+    });
+  });
+
+  describe('DELETE /events/:eventName', () => {
+    let project: ProjectAccess;
+    let ann: { contact: string };
+    let bob: { contact: string };
+
+    beforeAll(async () => {
+      project = await newProject(instance, 'Events delete');
+      const annEmail = email('del-ann');
+      const bobEmail = email('del-bob');
+      ann = await track(project.api, annEmail, 'order placed');
+      bob = await track(project.api, bobEmail, 'order placed');
+      await track(project.api, annEmail, 'order placed');
+      await track(project.api, annEmail, 'checkout.started');
+      await track(project.api, bobEmail, 'checkout.started');
+      await track(project.api, bobEmail, 'keep-me');
+      await track(project.api, annEmail, 'opted-out', { subscribed: false }); // contact.unsubscribed
+      await track(project.api, annEmail, 'opted-in', { subscribed: true }); // contact.subscribed
+    });
+
+    it('deletes every record of a custom name (URL-encoded, with a space) and answers {name, deleted}', async () => {
+      const before = await stats(project.api);
+      expect(before.byName['order placed']).toBe(3);
+
+      const res = await project.api.delete(`/events/${encodeURIComponent('order placed')}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ success: true, data: { name: 'order placed', deleted: 3 } });
+
+      expect(await list(project.api, q({ name: 'order placed' }))).toEqual([]);
+      expect(await names(project.api)).not.toContain('order placed');
+      const after = await stats(project.api);
+      expect(after.byName['order placed']).toBeUndefined();
+      expect(after.total).toBe(before.total - 3);
+      for (const c of [ann, bob]) {
+        const events = (await project.api.get(`/events/contact/${c.contact}`)).body.data as EventRecord[];
+        expect(events.map((e) => e.name)).not.toContain('order placed');
+      }
+      // Everything else stays.
+      expect(await names(project.api)).toEqual(
+        expect.arrayContaining(['checkout.started', 'keep-me', 'opted-out', 'opted-in', 'contact.subscribed', 'contact.unsubscribed']),
+      );
+    });
+
+    it('leaves other projects’ events of the same name alone', async () => {
+      expect((await list(other.api, q({ name: 'order placed' }))).map((e) => e.id)).toEqual(
+        foreign.filter((f) => f.name === 'order placed').map((f) => f.event),
+      );
+    });
+
+    it('deletes a dotted name', async () => {
+      const res = await project.api.delete('/events/checkout.started');
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ name: 'checkout.started', deleted: 2 });
+      expect(await list(project.api, q({ name: 'checkout.started' }))).toEqual([]);
+      expect(await names(project.api)).not.toContain('checkout.started');
+      expect((await list(project.api, q({ name: 'keep-me' })))).toHaveLength(1);
+    });
+
+    it('answers 404 for a name with no records: unknown, already deleted, or only in another project', async () => {
+      for (const name of ['never-tracked', 'order placed', 'foreign-only']) {
+        const res = await project.api.delete(`/events/${encodeURIComponent(name)}`);
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('NOT_FOUND');
+      }
+      expect((await stats(other.api)).byName['foreign-only']).toBe(2);
+    });
+
+    it.each(['email.sent', 'email.open', 'contact.subscribed', 'Contact.Unsubscribed', 'segment.vip.entry', 'segment.vip.exit'])(
+      'refuses to delete the system name %s with a 422 and deletes nothing',
+      async (name) => {
+        const before = await stats(project.api);
+        const res = await project.api.delete(`/events/${encodeURIComponent(name)}`);
+        expect(res.status).toBe(422);
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+        expect(await stats(project.api)).toEqual(before);
+        expect(before.byName['contact.subscribed']).toBe(1);
+        expect(before.byName['contact.unsubscribed']).toBe(1);
+      },
+    );
+
+    it('counts a name tracked again after its deletion from scratch', async () => {
+      await track(project.api, email('again'), 'order placed');
+      expect((await stats(project.api)).byName['order placed']).toBe(1);
+      const res = await project.api.delete(`/events/${encodeURIComponent('order placed')}`);
+      expect(res.body.data).toEqual({ name: 'order placed', deleted: 1 });
+    });
+  });
+
+  describe('credentials', () => {
+    const endpoints: [string, string][] = [
+      ['GET', '/events'],
+      ['GET', '/events/names'],
+      ['GET', '/events/stats'],
+      ['GET', '/events/contact/whoever'],
+      ['DELETE', '/events/keep-me'],
+    ];
+
+    it.each(endpoints)('%s %s needs a key (401) and refuses the public key (403)', async (method, path) => {
+      const none = await instance.api.call(method, path);
+      expect(none.status).toBe(401);
+      expect(none.body.error.code).toBe('UNAUTHORIZED');
+      const pk = await instance.api.call(method, path, undefined, { auth: main.publicKey });
+      expect(pk.status).toBe(403);
+      expect(pk.body.error.code).toBe('FORBIDDEN');
+    });
+
+    it('keeps the events a refused delete named', async () => {
+      const { contact } = await track(main.api, email('guarded'), 'guarded-event');
+      const res = await instance.api.delete('/events/guarded-event', undefined, { auth: main.publicKey });
+      expect(res.status).toBe(403);
+      const events = (await main.api.get(`/events/contact/${contact}`)).body.data as EventRecord[];
+      expect(events.map((e) => e.name)).toEqual(['guarded-event']);
+    });
+  });
+});
