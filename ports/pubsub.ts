@@ -14,11 +14,20 @@ export interface Delivery {
 
 export type MessageHandler<T = unknown> = (data: T, delivery: Delivery) => Promise<void>;
 
+export interface SubscribeOptions {
+  /**
+   * Never dead-letter: keep retrying with capped backoff. For work that must wait out an
+   * outage rather than be given up, such as handing accepted email to SMTP. The handler
+   * decides itself when a message is done for good.
+   */
+  retryForever?: boolean;
+}
+
 export interface PubSub {
   /** Resolves once the message is durably accepted. */
   publish<T>(topic: string, data: T): Promise<void>;
-  /** Declare every subscription before `start()`. */
-  subscribe<T>(topic: string, handler: MessageHandler<T>): void;
+  /** Declare every subscription before `start()`; at most one per topic in a process. */
+  subscribe<T>(topic: string, handler: MessageHandler<T>, options?: SubscribeOptions): void;
   start(): Promise<void>;
   /** Stops delivering; messages not yet handled stay queued for the next start. */
   stop(): Promise<void>;

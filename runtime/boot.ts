@@ -1,12 +1,17 @@
 import type { Server } from 'node:http';
+import express from 'express';
 import { pino, type Logger } from 'pino';
 import { contactActor } from '../actors/contact/actor.ts';
 import { createApp } from '../apps/api/app.ts';
 import { startMailer } from '../apps/mailer/mailer.ts';
 import { ensureAccountIndexes } from '../domain/accounts/collections.ts';
 import { ensureContactIndexes } from '../domain/contacts/collection.ts';
+import { ensureDomainIndexes } from '../domain/domains/collection.ts';
 import { ensureEventIndexes } from '../domain/events/collection.ts';
 import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
+import { ensureEmailIndexes } from '../domain/mail/outbound.ts';
+import { startEmailResults } from '../domain/mail/results.ts';
+import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
 import type { Config } from './config.ts';
 import type { Platform } from './platform.ts';
 
@@ -25,6 +30,15 @@ export interface Running {
 
 export const createLogger = (): Logger => pino({ level: process.env.LOG_LEVEL ?? 'info' });
 
+function healthOnly(): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/health', (_req, res) => {
+    res.json({ success: true, data: { status: 'ok' } });
+  });
+  return app;
+}
+
 /**
  * Wires the domain onto a set of adapters and starts the roles this process plays:
  * `api` serves HTTP and hosts the actors and background jobs; `mailer` sends email.
@@ -41,12 +55,16 @@ export async function boot(
 
   await ensureAccountIndexes(store);
   await ensureContactIndexes(store);
+  await ensureDomainIndexes(store);
   await ensureEventIndexes(store);
+  await ensureEmailIndexes(store);
   await ensureJobIndexes(store);
+  await ensureTemplateIndexes(store);
 
   if (roles.api) {
     actors.register(contactActor(platform));
     startJobWorker(platform);
+    startEmailResults(platform);
   }
   const mailer = roles.mailer ? startMailer(platform) : undefined;
 
@@ -55,8 +73,9 @@ export async function boot(
   await adapters.ready?.();
 
   let server: Server | undefined;
-  if (roles.api) {
-    const app = createApp(platform);
+  // The api serves the whole API on PORT; a mailer on its own serves /health there for probes.
+  const app = roles.api ? createApp(platform) : roles.mailer ? healthOnly() : undefined;
+  if (app) {
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(config.port, () => resolve(s));
     });

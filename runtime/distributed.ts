@@ -1,4 +1,5 @@
-import { CommunicationProtocolEnum, DaprClient, DaprServer, LogLevel } from '@dapr/dapr';
+import { CommunicationProtocolEnum, DaprClient, DaprServer, GRPCClient, LogLevel } from '@dapr/dapr';
+import express from 'express';
 import type { Logger } from 'pino';
 import { DaprActorRuntime } from '../adapters/dapr/actors.ts';
 import { DaprPubSub } from '../adapters/dapr/pubsub.ts';
@@ -25,7 +26,16 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
   const clientOptions = { daprHost, daprPort, communicationProtocol: CommunicationProtocolEnum.HTTP, logger };
 
   const client = new DaprClient(clientOptions);
+  const grpc = new GRPCClient({
+    daprHost,
+    daprPort: process.env.DAPR_GRPC_PORT ?? '50001',
+    communicationProtocol: CommunicationProtocolEnum.GRPC,
+    logger,
+  });
   const server = new DaprServer({
+    // Our express 5 answers a failing actor call or reminder with a 500, so the sidecar retries
+    // it; on the SDK's own express 4 the same failure is an unhandled rejection that ends the app.
+    serverHttp: express(),
     serverHost: '127.0.0.1',
     serverPort: appPort,
     communicationProtocol: CommunicationProtocolEnum.HTTP,
@@ -39,13 +49,14 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
   return {
     store,
     limiter,
-    actors: new DaprActorRuntime(client, hostsActors ? server : undefined),
+    actors: new DaprActorRuntime(client, hostsActors ? server : undefined, grpc),
     pubsub: new DaprPubSub({ client, server, pubsubName: PUBSUB_COMPONENT, store, log }),
     // The sidecar asks the app channel for its actor types and subscriptions when it connects,
     // so the channel opens only after both are registered.
     ready: () => server.start(),
     async close() {
       await server.stop();
+      await grpc.stop();
       await limiter.close();
     },
   };

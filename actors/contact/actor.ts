@@ -23,6 +23,10 @@ type Ctx = ActorContext<ContactState>;
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}): Promise<ContactResult> => {
     const state = (await ctx.loadState()) ?? (await seed(p, ctx.id));
+    // A system event with a given id that is recorded already: this is a redelivery, do nothing.
+    if (command.kind === 'recordSystemEvent' && command.eventId && (await eventsOf(p.store).findOne({ _id: command.eventId }, { projection: { _id: 1 } }))) {
+      return { contact: toContact({ _id: ctx.id, ...state }), eventIds: [] };
+    }
     const now = new Date();
     const decision = decide(state, command, now);
     const eventIds = await perform(p, ctx, state, decision, now, transient);

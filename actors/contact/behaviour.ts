@@ -26,8 +26,8 @@ export type ContactCommand =
   | { kind: 'track'; subscribed?: boolean; data?: ContactData; event?: { id: string; name: string } }
   /** Unsubscribe link, bounce, complaint, bulk jobs. */
   | { kind: 'setSubscribed'; subscribed: boolean }
-  /** Service-generated activity such as `email.open`. */
-  | { kind: 'recordSystemEvent'; name: string; data?: Record<string, SimpleValue> }
+  /** Service-generated activity such as `email.open`; `eventId` makes a repeat a no-op (see the shell). */
+  | { kind: 'recordSystemEvent'; name: string; data?: Record<string, SimpleValue>; eventId?: string }
   | { kind: 'delete' };
 
 export type ContactEffect =
@@ -70,7 +70,7 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
   let next = state;
 
   if (command.kind === 'recordSystemEvent') {
-    events.push({ name: command.name, data: command.data ?? {}, system: true });
+    events.push({ ...(command.eventId ? { id: command.eventId } : {}), name: command.name, data: command.data ?? {}, system: true });
   } else {
     const email = command.kind === 'patch' && command.email !== undefined ? command.email : state.email;
     const subscribed = command.subscribed ?? state.subscribed;

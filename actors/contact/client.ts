@@ -15,7 +15,9 @@ export function contactActorClient(p: Platform, contactId: string) {
       event?: { id: string; name: string };
     }) => call('track', input),
     setSubscribed: (subscribed: boolean) => call('setSubscribed', { subscribed }),
-    recordSystemEvent: (name: string, data?: Record<string, SimpleValue>) => call('recordSystemEvent', { name, data }),
+    /** With an `eventId`, a repeat of the same call records nothing (for at-least-once senders). */
+    recordSystemEvent: (name: string, data?: Record<string, SimpleValue>, eventId?: string) =>
+      call('recordSystemEvent', { name, data, ...(eventId ? { eventId } : {}) }),
     delete: () => call('delete'),
   };
 }

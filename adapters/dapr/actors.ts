@@ -4,7 +4,11 @@
  * Results and AppErrors cross the sidecar as a JSON reply envelope, so a 404 thrown in an actor
  * reaches the API as the same 404 instead of a generic 500.
  */
-import { AbstractActor, ActorId, ActorProxyBuilder, Temporal, type DaprClient, type DaprServer } from '@dapr/dapr';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { JobFailurePolicySchema } from '@dapr/dapr/proto/dapr/proto/common/v1/common_pb.js';
+import { AbstractActor, ActorId, ActorProxyBuilder, type DaprClient, type DaprServer, type GRPCClient } from '@dapr/dapr';
+import { RegisterActorReminderRequestSchema } from '@dapr/dapr/proto/dapr/proto/runtime/v1/dapr_pb.js';
 import { AppError } from '../../domain/errors.ts';
 import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
 
@@ -23,10 +27,16 @@ export class DaprActorRuntime implements ActorRuntime {
   readonly #definitions: ActorDefinition<any>[] = [];
   readonly #proxies = new Map<string, ActorProxyBuilder<any>>();
 
-  /** Without a server this process only calls actors (the mailer); with one it hosts them. */
-  constructor(client: DaprClient, server?: DaprServer) {
+  readonly #grpc: GRPCClient | undefined;
+
+  /**
+   * Without a server this process only calls actors (the mailer); with one it hosts them, and
+   * needs the sidecar's gRPC API for reminders (see `setReminder`).
+   */
+  constructor(client: DaprClient, server?: DaprServer, grpc?: GRPCClient) {
     this.#client = client;
     this.#server = server;
+    this.#grpc = grpc;
   }
 
   register<S>(definition: ActorDefinition<S>): void {
@@ -52,7 +62,7 @@ export class DaprActorRuntime implements ActorRuntime {
     if (!this.#server) return;
     await this.#server.actor.init();
     for (const definition of this.#definitions) {
-      await this.#server.actor.registerActor(actorClass(definition));
+      await this.#server.actor.registerActor(actorClass(definition, this.#grpc));
     }
   }
 
@@ -64,13 +74,13 @@ function namedClass<C extends abstract new (...args: any[]) => any>(name: string
   return cls;
 }
 
-function actorClass(definition: ActorDefinition<any>) {
+function actorClass(definition: ActorDefinition<any>, grpc: GRPCClient | undefined) {
   const cls = namedClass(definition.type, class extends AbstractActor {});
   const proto = cls.prototype as unknown as Record<string, unknown>;
   for (const [name, method] of Object.entries(definition.methods)) {
     proto[name] = async function (this: AbstractActor, call: Call): Promise<Reply> {
       try {
-        return { ok: (await method(context(this, definition.type), call?.input)) ?? null };
+        return { ok: (await method(context(this, definition.type, grpc), call?.input)) ?? null };
       } catch (err) {
         if (err instanceof AppError) return { error: err.toJSON() };
         throw err;
@@ -78,14 +88,15 @@ function actorClass(definition: ActorDefinition<any>) {
     };
   }
   proto.receiveReminder = async function (this: AbstractActor, data: unknown): Promise<void> {
-    // The SDK hands over the reminder's data but not its name, so the data carries both.
-    const { name, payload } = (typeof data === 'string' ? JSON.parse(data) : data) as { name: string; payload: unknown };
-    await definition.onReminder?.(context(this, definition.type), name, payload);
+    // The SDK hands over the reminder's data but not its name, so the data carries both: JSON,
+    // which the sidecar delivers base64-encoded since it was registered as gRPC bytes.
+    const { name, payload } = JSON.parse(Buffer.from(String(data), 'base64').toString('utf8')) as { name: string; payload: unknown };
+    await definition.onReminder?.(context(this, definition.type, grpc), name, payload);
   };
   return cls;
 }
 
-function context<S>(actor: AbstractActor, type: string): ActorContext<S> {
+function context<S>(actor: AbstractActor, type: string, grpc: GRPCClient | undefined): ActorContext<S> {
   const state = () => actor.getStateManager<S>();
   return {
     type,
@@ -103,7 +114,17 @@ function context<S>(actor: AbstractActor, type: string): ActorContext<S> {
       await state().saveState();
     },
     async setReminder(name, dueAt, payload) {
-      await actor.registerActorReminder(name, dueIn(dueAt), undefined, undefined, JSON.stringify({ name, payload: payload ?? null }));
+      if (!grpc) throw new Error('reminders need the sidecar gRPC client');
+      const client = await grpc.getClient();
+      const request = create(RegisterActorReminderRequestSchema, {
+        actorType: type,
+        actorId: actor.getActorId().getId(),
+        name,
+        dueTime: dueIn(dueAt),
+        data: Buffer.from(JSON.stringify({ name, payload: payload ?? null })),
+      });
+      request.$unknown = [RETRY_FOREVER]; // create() does not take unknown fields
+      await client.registerActorReminder(request);
     },
     async deleteReminder(name) {
       await actor.unregisterActorReminder(name);
@@ -112,10 +133,21 @@ function context<S>(actor: AbstractActor, type: string): ActorContext<S> {
 }
 
 /**
- * The SDK sends a duration as its ISO string with "PT" cut off ("90.5s"), which the sidecar
- * reads as a Go duration; that only works without days, so express it in seconds alone.
+ * `failure_policy` (field 9 of RegisterActorReminderRequest): retry every second, forever.
+ * Dapr's default drops a one-shot reminder after 3 failed tries a second apart, i.e. when its app
+ * is down for a few seconds; a wake-up must survive any outage (Dapr's own workflow engine asks
+ * for the same). The SDK's generated message predates the field, so it travels as an unknown
+ * field, encoded with the SDK's own JobFailurePolicy schema. HTTP cannot carry it at all.
  */
-function dueIn(dueAt: Date): Temporal.Duration {
-  const ms = Math.max(0, dueAt.getTime() - Date.now());
-  return Temporal.Duration.from({ seconds: Math.floor(ms / 1000), milliseconds: ms % 1000 });
+const RETRY_FOREVER = {
+  no: 9,
+  wireType: WireType.LengthDelimited,
+  data: new BinaryWriter()
+    .bytes(toBinary(JobFailurePolicySchema, create(JobFailurePolicySchema, { policy: { case: 'constant', value: { interval: { seconds: 1n } } } })))
+    .finish(),
+};
+
+/** The sidecar takes a Go duration for `dueTime`; milliseconds keep it exact. */
+function dueIn(dueAt: Date): string {
+  return `${Math.max(0, dueAt.getTime() - Date.now())}ms`;
 }

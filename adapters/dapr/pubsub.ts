@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DaprPubSubStatusEnum, type DaprClient, type DaprServer } from '@dapr/dapr';
 import type { Logger } from 'pino';
-import type { MessageHandler, PubSub } from '../../ports/pubsub.ts';
+import type { MessageHandler, PubSub, SubscribeOptions } from '../../ports/pubsub.ts';
 import type { DocumentStore } from '../../ports/store.ts';
 
 /** What travels on the topic: our id, stable across redeliveries, and the data. */
@@ -23,7 +23,7 @@ export class DaprPubSub implements PubSub {
   readonly #name: string;
   readonly #store: DocumentStore;
   readonly #log: Logger;
-  readonly #handlers = new Map<string, MessageHandler<any>>();
+  readonly #handlers = new Map<string, { handler: MessageHandler<any>; options: SubscribeOptions }>();
   /** Delivery attempts per message id, for the `attempt` the port promises (best effort). */
   readonly #attempts = new Map<string, number>();
 
@@ -41,22 +41,28 @@ export class DaprPubSub implements PubSub {
     if (result?.error) throw new Error(`publish to ${topic} failed: ${result.error.message ?? result.error}`);
   }
 
-  subscribe<T>(topic: string, handler: MessageHandler<T>): void {
+  subscribe<T>(topic: string, handler: MessageHandler<T>, options: SubscribeOptions = {}): void {
     if (!this.#server) throw new Error('this process does not receive messages');
     if (this.#handlers.has(topic)) throw new Error(`one subscriber per topic and process: ${topic}`);
-    this.#handlers.set(topic, handler as MessageHandler<any>);
+    this.#handlers.set(topic, { handler: handler as MessageHandler<any>, options });
   }
 
   async start(): Promise<void> {
     if (!this.#server) return;
-    for (const [topic, handler] of this.#handlers) {
+    for (const [topic, { handler, options }] of this.#handlers) {
       await this.#server.pubsub.subscribeWithOptions(this.#name, topic, {
-        deadLetterTopic: `${topic}.dead`,
         callback: (envelope: Envelope) => this.#deliver(topic, handler, envelope),
-        deadLetterCallback: async (envelope: Envelope) => {
-          await this.#deadLetter(topic, envelope);
-          return DaprPubSubStatusEnum.SUCCESS;
-        },
+        // Without a dead-letter topic a message the handler keeps refusing stays pending in the
+        // stream, and the component redelivers it every redeliverInterval: retried forever.
+        ...(options.retryForever
+          ? {}
+          : {
+              deadLetterTopic: `${topic}.dead`,
+              deadLetterCallback: async (envelope: Envelope) => {
+                await this.#deadLetter(topic, envelope);
+                return DaprPubSubStatusEnum.SUCCESS;
+              },
+            }),
       });
     }
   }

@@ -12,14 +12,16 @@
  * of the next (or running) delivery, starting at 1, and timestamps are ISO strings.
  *
  * Delivery starts with `start()` (which also picks up everything still pending, e.g. after a
- * crash), at most `concurrency` handlers at a time, best-effort FIFO by publish time. Success
- * deletes the record. A throw sets attempt + 1 and nextAt = now + exponential backoff with
- * jitter; the delivery that fails with attempt = maxAttempts moves the record to `_dead_letters`
- * (`{ ...record, error, deadAt }`) and logs it. Records whose topic/subscriber has no handler in
- * this process are left pending, with a warning at start.
+ * crash). Each subscription has its own queue and runs at most `concurrency` handlers at a time,
+ * best-effort FIFO by publish time, so a slow topic never holds up another. Success deletes the
+ * record. A throw sets attempt + 1 and nextAt = now + exponential backoff with jitter; the
+ * delivery that fails with attempt = maxAttempts moves the record to `_dead_letters`
+ * (`{ ...record, error, deadAt }`) and logs it, unless the subscription retries forever.
+ * Records whose topic/subscriber has no handler in this process are left pending, with a
+ * warning at start.
  */
 import { randomUUID } from 'node:crypto';
-import type { MessageHandler, PubSub } from '../../ports/pubsub.ts';
+import type { MessageHandler, PubSub, SubscribeOptions } from '../../ports/pubsub.ts';
 import type { Collection, DocumentStore } from '../../ports/store.ts';
 import { TimerQueue, runDetached } from './timer-queue.ts';
 
@@ -46,8 +48,16 @@ export interface EmbeddedPubSubOptions {
   backoffMs?: number;
   /** Cap on one backoff (default 60 000). */
   maxBackoffMs?: number;
-  /** Handlers running at once, across all topics (default 32). */
+  /** Handlers running at once, per subscription (default 32). */
   concurrency?: number;
+}
+
+/** One subscription: its handler, its queue of record ids by due time, its running deliveries. */
+interface Lane {
+  handler: MessageHandler<any>;
+  options: SubscribeOptions;
+  queue: TimerQueue;
+  running: Set<Promise<void>>;
 }
 
 export class EmbeddedPubSub implements PubSub {
@@ -56,10 +66,8 @@ export class EmbeddedPubSub implements PubSub {
   readonly #backoffMs: number;
   readonly #maxBackoffMs: number;
   readonly #concurrency: number;
-  readonly #handlers = new Map<string, MessageHandler<any>[]>();
-  /** Record ids waiting for delivery, by due time. */
-  readonly #queue: TimerQueue;
-  readonly #running = new Set<Promise<void>>();
+  /** Subscriptions by topic, in registration order (the index is the record's `subscriber`). */
+  readonly #lanes = new Map<string, Lane[]>();
   #started = false;
 
   constructor(store: DocumentStore, options: EmbeddedPubSubOptions = {}) {
@@ -68,19 +76,19 @@ export class EmbeddedPubSub implements PubSub {
     this.#backoffMs = nonNegative(options.backoffMs, 250, 'backoffMs');
     this.#maxBackoffMs = nonNegative(options.maxBackoffMs, 60_000, 'maxBackoffMs');
     this.#concurrency = positiveInt(options.concurrency, 32, 'concurrency');
-    this.#queue = new TimerQueue(() => this.#dispatch());
   }
 
-  subscribe<T>(topic: string, handler: MessageHandler<T>): void {
+  subscribe<T>(topic: string, handler: MessageHandler<T>, options: SubscribeOptions = {}): void {
     if (typeof handler !== 'function') throw new TypeError('handler must be a function');
     if (this.#started) throw new Error(`subscribe to ${topic} before start()`);
-    const list = this.#handlers.get(topic) ?? [];
-    list.push(handler as MessageHandler<any>);
-    this.#handlers.set(topic, list);
+    const list = this.#lanes.get(topic) ?? [];
+    const lane: Lane = { handler: handler as MessageHandler<any>, options, queue: new TimerQueue(() => this.#dispatch(lane)), running: new Set() };
+    list.push(lane);
+    this.#lanes.set(topic, list);
   }
 
   async publish<T>(topic: string, data: T): Promise<void> {
-    const handlers = this.#handlers.get(topic);
+    const handlers = this.#lanes.get(topic);
     if (!handlers || handlers.length === 0) return;
     const messageId = randomUUID();
     const now = new Date();
@@ -97,7 +105,7 @@ export class EmbeddedPubSub implements PubSub {
     }));
     await this.#collection().insertMany(records);
     // Queued even before start(): the queue only runs once started, and start() skips ids it has.
-    for (const rec of records) this.#queue.set(rec._id, now.getTime());
+    records.forEach((rec, i) => handlers[i].queue.set(rec._id, now.getTime()));
   }
 
   async start(): Promise<void> {
@@ -115,64 +123,72 @@ export class EmbeddedPubSub implements PubSub {
     }
     const orphans = new Map<string, number>();
     for (const rec of pending) {
-      if (!this.#handlers.get(rec.topic)?.[rec.subscriber]) {
+      const lane = this.#lanes.get(rec.topic)?.[rec.subscriber];
+      if (!lane) {
         const k = `${rec.topic}#${rec.subscriber}`;
         orphans.set(k, (orphans.get(k) ?? 0) + 1);
         continue;
       }
       const due = Date.parse(rec.nextAt);
-      this.#queue.setIfAbsent(rec._id, Number.isFinite(due) ? due : 0);
+      lane.queue.setIfAbsent(rec._id, Number.isFinite(due) ? due : 0);
     }
     for (const [k, count] of orphans) {
       console.error(`[pubsub] ${count} pending message(s) for ${k} have no handler in this process; left pending`);
     }
-    this.#queue.resume();
-    this.#dispatch();
+    for (const lane of this.#allLanes()) {
+      lane.queue.resume();
+      this.#dispatch(lane);
+    }
   }
 
   async stop(): Promise<void> {
     this.#started = false;
-    this.#queue.pause();
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    for (const lane of this.#allLanes()) lane.queue.pause();
+    for (const lane of this.#allLanes()) {
+      while (lane.running.size > 0) await Promise.allSettled([...lane.running]);
+    }
     // Everything not delivered is still in the store; start() loads it again.
-    this.#queue.clear();
+    for (const lane of this.#allLanes()) lane.queue.clear();
   }
 
   /** Messages waiting in memory (due or backing off); for tests and metrics. */
   get pending(): number {
-    return this.#queue.size;
+    return this.#allLanes().reduce((n, lane) => n + lane.queue.size, 0);
   }
 
   /** Handlers running right now; for tests and metrics. */
   get inFlight(): number {
-    return this.#running.size;
+    return this.#allLanes().reduce((n, lane) => n + lane.running.size, 0);
+  }
+
+  #allLanes(): Lane[] {
+    return [...this.#lanes.values()].flat();
   }
 
   #collection(): Collection<PubSubRecord> {
     return this.#store.collection<PubSubRecord>(PUBSUB_COLLECTION);
   }
 
-  #dispatch(): void {
+  #dispatch(lane: Lane): void {
     if (!this.#started) return;
-    while (this.#running.size < this.#concurrency) {
-      const id = this.#queue.takeDue();
+    while (lane.running.size < this.#concurrency) {
+      const id = lane.queue.takeDue();
       if (id === undefined) return;
-      const delivery = runDetached(() => this.#deliver(id));
-      this.#running.add(delivery);
+      const delivery = runDetached(() => this.#deliver(lane, id));
+      lane.running.add(delivery);
       void delivery.finally(() => {
-        this.#running.delete(delivery);
-        this.#dispatch();
+        lane.running.delete(delivery);
+        this.#dispatch(lane);
       });
     }
   }
 
-  async #deliver(id: string): Promise<void> {
+  async #deliver(lane: Lane, id: string): Promise<void> {
     let rec: PubSubRecord | null = null;
     try {
       rec = await this.#collection().findOne({ _id: id });
       if (!rec) return; // already handled (a duplicate queue entry)
-      const handler = this.#handlers.get(rec.topic)?.[rec.subscriber];
-      if (!handler) return; // cannot happen after start()'s check; left pending
+      const { handler } = lane;
       let failure: unknown;
       let failed = false;
       try {
@@ -186,7 +202,7 @@ export class EmbeddedPubSub implements PubSub {
         return;
       }
       const error = errorMessage(failure);
-      if (rec.attempt >= this.#maxAttempts) {
+      if (rec.attempt >= this.#maxAttempts && !lane.options.retryForever) {
         const dead: DeadLetterRecord = { ...rec, error, deadAt: new Date().toISOString() };
         await this.#store
           .collection<DeadLetterRecord>(DEAD_LETTER_COLLECTION)
@@ -203,11 +219,11 @@ export class EmbeddedPubSub implements PubSub {
         { _id: id },
         { $set: { attempt: rec.attempt + 1, nextAt: new Date(nextAt).toISOString() } },
       );
-      if (this.#started) this.#queue.set(id, nextAt);
+      if (this.#started) lane.queue.set(id, nextAt);
     } catch (err) {
       // The store failed around the handler: keep the record and try again later.
       console.error(`[pubsub] bookkeeping for ${id} failed; will retry:`, err);
-      if (this.#started) this.#queue.set(id, Date.now() + this.#backoff(rec?.attempt ?? 1));
+      if (this.#started) lane.queue.set(id, Date.now() + this.#backoff(rec?.attempt ?? 1));
     }
   }
 

@@ -8,10 +8,20 @@
  * checks) are atomic with respect to each other.
  *
  * Documents are stored as JSON round-trips of what the caller passed (so the stored value is
- * exactly what a reopen will replay) and handed out as clones; internal scans use the stored
- * objects directly.
+ * exactly what a reopen will replay) and handed out as copies; internal scans use the stored
+ * objects directly. Stored objects are never modified in place (an update builds a new version,
+ * which may share untouched subtrees with the old one), so they can be read without copying.
+ *
+ * Hot paths skip mingo where its answer is known without it, and must return exactly what mingo
+ * would (test/unit/embedded-store.test.ts compares them): plain equality on scalars (answered by
+ * an exact index or `_id`, or tested by walking the path, with mingo deciding any document that
+ * has an array on the way), `$set`/`$unset`/`$inc`/`$min`/`$max` on plain object paths, inclusion
+ * projections of top-level fields, and sort + limit over strings, numbers and null/missing
+ * (bounded top-k instead of a full sort). Anything else goes to mingo as before.
  */
-import { Query, aggregate as mingoAggregate, find as mingoFind } from 'mingo';
+import { Context, Query as FullQuery, aggregate as mingoAggregate, find as mingoFind } from 'mingo';
+import * as queryOperatorModule from 'mingo/operators/query';
+import { Query as MingoQuery } from 'mingo/query';
 import { update as mingoUpdate } from 'mingo/updater';
 import {
   DuplicateKeyError,
@@ -25,7 +35,7 @@ import {
   type UpdateResult,
 } from '../../ports/store.ts';
 import { Journal, deleteLine, putLine, type JournalEntry } from './journal.ts';
-import { SecondaryIndex, equalityValue } from './store-index.ts';
+import { SecondaryIndex, equalityValue, exactEqualityValue } from './store-index.ts';
 
 export interface EmbeddedStoreOptions {
   /** Compact once the journal has more lines than max(compactAfter, 2 × live documents). */
@@ -206,24 +216,38 @@ class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const state = this.#state;
     const { sort, skip = 0, limit } = options;
-    let docs: Doc[];
+    let docs: Doc[] | undefined;
     if (sort && Object.keys(sort).length) {
-      docs = sortDocs(matchAll(state, filter), sort);
-      docs = docs.slice(skip, limit === undefined || limit === 0 ? undefined : skip + limit);
+      // A page of a sorted list keeps only the best skip + limit matches while scanning.
+      if (isCount(skip) && isCount(limit) && limit > 0) docs = topMatches(state, filter, sort, skip + limit)?.slice(skip);
+      if (!docs) {
+        docs = sortDocs(matchAll(state, filter), sort);
+        docs = docs.slice(skip, limit === undefined || limit === 0 ? undefined : skip + limit);
+      }
     } else {
       // Without a sort, stop scanning as soon as the page is full.
       docs = matchAll(state, filter, limit ? skip + limit : undefined).slice(skip);
     }
     if (options.projection && Object.keys(options.projection).length) {
+      const fields = inclusionFields(options.projection);
+      // Both build new objects, but mingo's share values with the stored documents: copy after.
+      if (fields) return docs.map((doc) => project(doc, fields) as T);
       docs = mingoFind(docs, {}, options.projection).all() as Doc[];
     }
-    return docs.map((doc) => structuredClone(doc) as T);
+    return docs.map((doc) => copyJson(doc) as T);
   }
 
   async countDocuments(filter: Filter): Promise<number> {
     const state = this.#state;
     if (Object.keys(filter).length === 0) return state.docs.size;
-    return matchAll(state, filter).length;
+    const plan = planQuery(state, filter);
+    if (plan.count !== undefined) return plan.count;
+    let count = 0;
+    scan(state, plan, () => {
+      count++;
+      return true;
+    });
+    return count;
   }
 
   async replaceOne(filter: Filter, doc: T, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
@@ -270,7 +294,7 @@ class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     const outcome = this.#updateFirst(filter, update, options.upsert ?? false);
     if (outcome.kind === 'none') return null;
     const doc = options.returnDocument === 'before' ? outcome.before : outcome.after;
-    return doc ? (structuredClone(doc) as T) : null;
+    return doc ? (copyJson(doc) as T) : null;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
@@ -330,45 +354,180 @@ type UpdateOutcome =
 // ---- query planning and matching ---------------------------------------------------------------
 
 /**
- * The stored documents matching `filter`, at most `limit` of them. Candidates come from the `_id`
- * map or a secondary index when the filter pins all of its fields to scalars, else from a scan in
- * insertion order; mingo tests every candidate.
+ * The stored documents matching `filter`, at most `limit` of them, in the order of the
+ * candidates (see planQuery).
  */
 function matchAll(state: CollectionState, filter: Filter, limit?: number): Doc[] {
-  const query = new Query(filter);
-  const ids = plannedIds(state, filter);
-  // The scan iterates the Map directly: a generator in between costs ~20% on big scans.
-  const candidates = ids ? lookUp(state, ids) : state.docs.values();
   const out: Doc[] = [];
-  for (const doc of candidates) {
-    if (!query.test(doc)) continue;
+  scan(state, planQuery(state, filter), (doc) => {
     out.push(doc);
-    if (limit !== undefined && out.length >= limit) break;
-  }
+    return limit === undefined || out.length < limit;
+  });
   return out;
 }
 
-function* lookUp(state: CollectionState, ids: Iterable<string>): Iterable<Doc> {
-  for (const id of ids) {
+/** A top-level `field: value` or `field: {$eq: value}` the store tests itself (see testEquality). */
+interface Equality {
+  field: string;
+  parts: string[];
+  value: string | number | boolean;
+}
+
+/** How to answer a filter: where the candidates come from and what is left to test on them. */
+interface QueryPlan {
+  filter: Filter;
+  /** The candidates in lookup order (stored documents), or undefined for a scan in insertion order. */
+  candidates: Iterable<Doc> | undefined;
+  /** Conditions the candidates do not satisfy by construction, tested by walking their paths. */
+  equalities: Equality[];
+  /** The remaining conditions, compiled by mingo; undefined when there are none. */
+  rest: Matcher | undefined;
+  /** The number of matches when the candidates need no test at all. */
+  count: number | undefined;
+}
+
+interface Matcher {
+  test(doc: Doc): boolean;
+}
+
+/**
+ * Plans `filter`. Candidates come from the `_id` map, `_id: {$in}`, or the secondary index with
+ * the fewest holders among those the filter pins completely, else from a scan. Conditions the
+ * candidates meet by construction (the `_id` looked up; the fields of an exact index) are not
+ * tested again; plain scalar equalities are tested by the store; mingo tests only the rest, and
+ * decides the equalities for a document that has an array on the way.
+ */
+function planQuery(state: CollectionState, filter: Filter): QueryPlan {
+  const equalities: Equality[] = [];
+  let rest: Filter | undefined;
+  for (const field of Object.keys(filter)) {
+    const value = isPlainPath(field) ? exactEqualityValue(filter[field]) : undefined;
+    if (value !== undefined) equalities.push({ field, parts: field.split('.'), value });
+    // defineProperty: a `__proto__` key must stay a key, for mingo to refuse it as before.
+    else Object.defineProperty((rest ??= {}), field, { value: filter[field], enumerable: true, configurable: true, writable: true });
+  }
+
+  let candidates: Iterable<Doc> | undefined;
+  let count: number | undefined;
+  let covered: string[] = [];
+  const id = equalityValue(filter._id);
+  const inIds = id === undefined ? idsFromIn(filter._id) : undefined;
+  if (typeof id === 'string') {
     const doc = state.docs.get(id);
-    if (doc) yield doc;
+    candidates = doc ? [doc] : [];
+    count = doc ? 1 : 0;
+    covered = ['_id'];
+  } else if (id !== undefined) {
+    // Every stored `_id` is a string, and no string equals a number or a boolean.
+    candidates = [];
+    count = 0;
+  } else if (inIds) {
+    // A stored document's `_id` is in the list exactly when the document is looked up.
+    const docs = inIds.map((one) => state.docs.get(one)).filter((doc) => doc !== undefined);
+    candidates = docs;
+    count = docs.length;
+    covered = ['_id'];
+  } else {
+    let best: { index: SecondaryIndex; key: string; count: number } | undefined;
+    for (const index of state.indexes) {
+      const key = index.lookupKey(filter);
+      if (key === undefined) continue;
+      const holders = index.count(key);
+      if (!best || holders < best.count) best = { index, key, count: holders };
+    }
+    if (best) {
+      candidates = best.index.docs(best.key);
+      count = best.count;
+      // Exactness needs every field's condition to be one the index compares exactly.
+      const exact = best.index.exact && best.index.fields.every((field) => equalities.some((eq) => eq.field === field));
+      if (exact) covered = best.index.fields;
+    }
+  }
+
+  const remaining = equalities.filter((eq) => !covered.includes(eq.field));
+  if (rest && covered.includes('_id')) delete rest._id;
+  if (rest && Object.keys(rest).length === 0) rest = undefined;
+  const needsTests = remaining.length > 0 || rest !== undefined || candidates === undefined;
+  return { filter, candidates, equalities: remaining, rest: rest && compileQuery(rest), count: needsTests ? undefined : count };
+}
+
+/**
+ * Hands every matching stored document to `visit`, in candidate order, until `visit` returns
+ * false.
+ */
+function scan(state: CollectionState, plan: QueryPlan, visit: (doc: Doc) => boolean): void {
+  const { equalities, rest } = plan;
+  let full: Matcher | undefined;
+  const matches = (doc: Doc): boolean => {
+    let undecided = false;
+    for (const equality of equalities) {
+      const result = testEquality(doc, equality);
+      if (result === false) return false;
+      if (result === undefined) undecided = true;
+    }
+    if (undecided) return (full ??= compileQuery(plan.filter)).test(doc);
+    return rest === undefined || rest.test(doc);
+  };
+  const test = equalities.length === 0 && rest === undefined ? undefined : matches;
+  // Iterate the Map (or bucket) directly: a generator in between costs ~20% on big scans.
+  for (const doc of plan.candidates ?? state.docs.values()) {
+    if ((!test || test(doc)) && !visit(doc)) return;
   }
 }
 
-/** The ids the best usable index offers for `filter`, or undefined when a scan is needed. */
-function plannedIds(state: CollectionState, filter: Filter): Iterable<string> | undefined {
-  const id = equalityValue(filter._id);
-  if (typeof id === 'string') return [id];
-  const inIds = idsFromIn(filter._id);
-  if (inIds) return inIds;
-  let best: { index: SecondaryIndex; key: string; count: number } | undefined;
-  for (const index of state.indexes) {
-    const key = index.lookupKey(filter);
-    if (key === undefined) continue;
-    const count = index.count(key);
-    if (!best || count < best.count) best = { index, key, count };
+/**
+ * mingo's answer to a plain equality, when it can be known without mingo: with no array on the
+ * path, `{a.b: v}` (v a string, boolean or finite number) matches exactly when the value there
+ * is `=== v`; a missing field or a non-object on the way resolves to undefined, which never
+ * equals v. An array on the way (or at the end) needs mingo's array rules: undefined.
+ */
+function testEquality(doc: Doc, equality: Equality): boolean | undefined {
+  let value: unknown = doc;
+  for (const part of equality.parts) {
+    if (value === null || typeof value !== 'object') return false;
+    if (Array.isArray(value)) return undefined;
+    // isPlainPath keeps Object.prototype's names out, so this reads own properties only.
+    value = (value as Record<string, unknown>)[part];
   }
-  return best?.index.ids(best.key);
+  if (Array.isArray(value)) return undefined;
+  return value === equality.value;
+}
+
+/**
+ * A dotted field path the store walks itself: no `$` (operators, positional), no empty part,
+ * and no name Object.prototype has (mingo refuses `__proto__` and skips inherited names).
+ */
+function isPlainPath(path: string): boolean {
+  if (path.length === 0 || path.includes('$')) return false;
+  for (const part of path.split('.')) {
+    if (part.length === 0 || part in Object.prototype) return false;
+  }
+  return true;
+}
+
+/** The query operators only: the default context copies ~200 operators into every Query. */
+const QUERY_OPTIONS = {
+  context: Context.init({
+    query: Object.fromEntries(Object.entries(queryOperatorModule).filter(([name]) => name.startsWith('$'))) as NonNullable<
+      Parameters<typeof Context.init>[0]
+    >['query'],
+  }),
+};
+
+/**
+ * A compiled mingo query. mingo copies its operator tables into every Query whatever options
+ * it gets (a context passed in is copied too), so the copy is made small instead: query
+ * operators only, unless the filter uses `$expr`, which needs the expression operators.
+ */
+function compileQuery(filter: Filter): Matcher {
+  return mentionsExpr(filter) ? new FullQuery(filter) : new MingoQuery(filter, QUERY_OPTIONS);
+}
+
+function mentionsExpr(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(mentionsExpr);
+  if (!value || typeof value !== 'object' || value instanceof RegExp) return false;
+  for (const [key, inner] of Object.entries(value)) if (key === '$expr' || mentionsExpr(inner)) return true;
+  return false;
 }
 
 /** `_id: {$in: [...strings]}`, in `_id` order like MongoDB's index scan. */
@@ -384,6 +543,138 @@ function idsFromIn(condition: unknown): string[] | undefined {
 function sortDocs(docs: Doc[], sort: Record<string, 1 | -1>): Doc[] {
   // mingo's $sort uses MongoDB's cross-type order and is stable.
   return mingoAggregate(docs, [{ $sort: sort }]) as Doc[];
+}
+
+function isCount(value: number | undefined): value is number {
+  return Number.isSafeInteger(value) && value! >= 0;
+}
+
+/** A sort key of a document the top-k selection can order: null stands for null and missing. */
+type SortValue = string | number | null;
+const UNSORTABLE = Symbol('unsortable');
+
+interface Ranked {
+  doc: Doc;
+  values: SortValue[];
+  seq: number;
+}
+
+/**
+ * The first `k` matches in `sort` order, as mingo's stable $sort then a slice would give them,
+ * while keeping only k of them at a time (a bounded max-heap). mingo groups null with missing
+ * and orders them first, then numbers, then strings (by UTF-16 code units), with ties in match
+ * order; any other value (boolean, object, array, or an array on the way) makes this give up
+ * (undefined) and the caller sorts every match with mingo.
+ */
+function topMatches(state: CollectionState, filter: Filter, sort: Record<string, 1 | -1>, k: number): Doc[] | undefined {
+  const fields = Object.keys(sort);
+  if (!fields.every(isPlainPath)) return undefined;
+  const paths = fields.map((field) => field.split('.'));
+  const directions = fields.map((field) => (sort[field] === -1 ? -1 : 1));
+  if (!fields.every((field) => sort[field] === 1 || sort[field] === -1)) return undefined;
+
+  const order = (a: Ranked, b: Ranked): number => {
+    for (let i = 0; i < paths.length; i++) {
+      const c = compareSortValues(a.values[i], b.values[i]);
+      if (c !== 0) return c * directions[i];
+    }
+    return a.seq - b.seq;
+  };
+  const heap: Ranked[] = []; // heap[0] is the last of the k best so far
+  const probe: Ranked = { doc: undefined as unknown as Doc, values: new Array<SortValue>(paths.length), seq: 0 };
+  let seq = 0;
+  let unsortable = false;
+  scan(state, planQuery(state, filter), (doc) => {
+    for (let i = 0; i < paths.length; i++) {
+      const value = sortValue(doc, paths[i]);
+      if (value === UNSORTABLE) {
+        unsortable = true;
+        return false;
+      }
+      probe.values[i] = value;
+    }
+    probe.seq = seq++;
+    if (heap.length === k && order(probe, heap[0]) >= 0) return true;
+    const entry: Ranked = { doc, values: probe.values.slice(), seq: probe.seq };
+    if (heap.length < k) siftUp(heap, entry, order);
+    else siftDown(heap, entry, order);
+    return true;
+  });
+  if (unsortable) return undefined;
+  return heap.sort(order).map((entry) => entry.doc);
+}
+
+function sortValue(doc: Doc, parts: string[]): SortValue | typeof UNSORTABLE {
+  let value: unknown = doc;
+  for (const part of parts) {
+    if (value === null || typeof value !== 'object') return null;
+    if (Array.isArray(value)) return UNSORTABLE;
+    value = (value as Record<string, unknown>)[part];
+  }
+  if (value === undefined || value === null) return null;
+  return typeof value === 'string' || typeof value === 'number' ? value : UNSORTABLE;
+}
+
+/** mingo's order on null/missing, numbers and strings: by type in that order, then by value. */
+function compareSortValues(a: SortValue, b: SortValue): number {
+  const typeOrder = sortTypeRank(a) - sortTypeRank(b);
+  if (typeOrder !== 0) return typeOrder;
+  return a! < b! ? -1 : a! > b! ? 1 : 0;
+}
+
+function sortTypeRank(value: SortValue): number {
+  return value === null ? 0 : typeof value === 'number' ? 1 : 2;
+}
+
+/** Adds `entry` to the max-heap. */
+function siftUp(heap: Ranked[], entry: Ranked, order: (a: Ranked, b: Ranked) => number): void {
+  let i = heap.length;
+  heap.push(entry);
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (order(heap[parent], entry) >= 0) break;
+    heap[i] = heap[parent];
+    i = parent;
+  }
+  heap[i] = entry;
+}
+
+/** Replaces the max-heap's root (its greatest entry) by `entry`. */
+function siftDown(heap: Ranked[], entry: Ranked, order: (a: Ranked, b: Ranked) => number): void {
+  let i = 0;
+  for (;;) {
+    let child = 2 * i + 1;
+    if (child >= heap.length) break;
+    if (child + 1 < heap.length && order(heap[child + 1], heap[child]) > 0) child++;
+    if (order(heap[child], entry) <= 0) break;
+    heap[i] = heap[child];
+    i = child;
+  }
+  heap[i] = entry;
+}
+
+/**
+ * The sorted field names of an inclusion projection of top-level fields (`{_id: 1}`,
+ * `{email: 1, name: 1}`), which the store applies itself; undefined for anything else.
+ */
+function inclusionFields(projection: Record<string, unknown>): string[] | undefined {
+  const fields = Object.keys(projection);
+  if (!fields.every((field) => projection[field] === 1 && !field.includes('.') && isPlainPath(field))) return undefined;
+  return fields.sort();
+}
+
+/**
+ * mingo's inclusion projection for top-level fields: the included fields the document has, in
+ * sorted name order, then `_id` unless it was among them. Values are copied.
+ */
+function project(doc: Doc, fields: string[]): Doc {
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = doc[field];
+    if (value !== undefined) out[field] = copyJson(value);
+  }
+  if (out._id === undefined) out._id = doc._id;
+  return out as Doc;
 }
 
 // ---- writes ------------------------------------------------------------------------------------
@@ -406,7 +697,7 @@ function findConflict(state: CollectionState, changes: Change[]): { at: number; 
     for (const { index, keys } of claimed) {
       for (const key of index.keysOf(after)) {
         let heldElsewhere = false;
-        for (const owner of index.ids(key)) heldElsewhere ||= owner !== change.id && !changing.has(owner);
+        for (const { _id: owner } of index.docs(key)) heldElsewhere ||= owner !== change.id && !changing.has(owner);
         const claimedInBatch = keys.has(key) && keys.get(key) !== change.id;
         if (heldElsewhere || claimedInBatch) return { at, key: describeKey(index, key) };
         keys.set(key, change.id);
@@ -427,13 +718,7 @@ function describeKey(index: SecondaryIndex, key: string): string {
 
 /** Moves one document from `before` to `after` in the primary map and every index. */
 function applyChange(state: CollectionState, id: string, before: Doc | undefined, after: Doc | undefined): void {
-  for (const index of state.indexes) {
-    const oldKeys = before ? index.keysOf(before) : [];
-    const newKeys = after ? index.keysOf(after) : [];
-    if (oldKeys.length === newKeys.length && oldKeys.every((key, i) => key === newKeys[i])) continue;
-    index.remove(id, oldKeys);
-    index.add(id, newKeys);
-  }
+  for (const index of state.indexes) index.move(id, before, after);
   if (after) state.docs.set(id, after);
   else state.docs.delete(id);
 }
@@ -441,12 +726,12 @@ function applyChange(state: CollectionState, id: string, before: Doc | undefined
 function buildIndex(state: CollectionState, fields: string[], unique: boolean): SecondaryIndex {
   const index = new SecondaryIndex(fields, unique);
   for (const doc of state.docs.values()) {
-    const keys = index.keysOf(doc);
+    const entry = index.entryOf(doc);
     if (unique) {
-      const taken = keys.find((key) => index.count(key) > 0);
+      const taken = entry.keys.find((key) => index.count(key) > 0);
       if (taken !== undefined) throw new DuplicateKeyError(state.name, describeKey(index, taken));
     }
-    index.add(doc._id, keys);
+    index.insert(doc, entry);
   }
   return index;
 }
@@ -458,7 +743,9 @@ function buildIndex(state: CollectionState, fields: string[], unique: boolean): 
 function applyUpdate(doc: Doc, update: Update, filter: Filter): Stored | undefined {
   const { $setOnInsert: _ignored, ...operators } = assertOperators(update);
   if (Object.keys(operators).length === 0) return undefined;
-  const working = structuredClone(doc);
+  const fast = simpleUpdate(doc, operators);
+  if (fast !== FALL_BACK) return fast && { doc: fast, json: JSON.stringify(fast) };
+  const working = copyJson(doc);
   // Only the positional `$` needs the filter, and handing it over costs mingo another compile.
   const positional = Object.values(operators).some((fields) => Object.keys(fields as object).some((f) => f.includes('.$')));
   const changed = mingoUpdate(working, operators, undefined, positional ? filter : undefined, { cloneMode: 'none' });
@@ -515,6 +802,187 @@ function assertOperators(update: Update): Update {
 function toStored(doc: Doc): Stored {
   const json = JSON.stringify(doc);
   return { doc: JSON.parse(json) as Doc, json };
+}
+
+// ---- updates without mingo ---------------------------------------------------------------------
+
+const FALL_BACK = Symbol('fall back to mingo');
+const SIMPLE_OPERATORS = new Set(['$set', '$unset', '$inc', '$min', '$max']);
+
+/**
+ * `$set`, `$unset`, `$inc`, `$min` and `$max` applied as mingo's updater applies them, for the
+ * cases where that is plain: every path is a plain dotted path (not `_id`, no two overlapping),
+ * every object on the way is a plain object or missing (created, as mingo does), `$set` values
+ * are JSON values, `$inc` adds a finite number to a number or to nothing, and `$min`/`$max`
+ * compare a string with a string or a number with a number (or find nothing). Returns the new
+ * version of the document, already a JSON round trip (copies only the objects on the changed
+ * paths; the rest is shared with `doc`), undefined when nothing changed (mingo's "no modified
+ * field"), or FALL_BACK for anything else, which mingo then does as before (including throwing).
+ */
+function simpleUpdate(doc: Doc, operators: Update): Doc | undefined | typeof FALL_BACK {
+  const paths: string[] = [];
+  for (const [operator, fields] of Object.entries(operators)) {
+    if (!SIMPLE_OPERATORS.has(operator) || !isPlainObject(fields)) return FALL_BACK;
+    for (const path of Object.keys(fields)) {
+      if (!isPlainPath(path) || path === '_id' || path.startsWith('_id.')) return FALL_BACK;
+      paths.push(path);
+    }
+  }
+  // mingo refuses two paths where one is, or contains, the other.
+  const sorted = paths.sort();
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i] === sorted[i - 1] || sorted[i].startsWith(`${sorted[i - 1]}.`)) return FALL_BACK;
+  }
+
+  // mingo's updater acts only inside what its typeOf calls an object, which an own `constructor`
+  // key can change: leave such documents to mingo.
+  if (Object.hasOwn(doc, 'constructor')) return FALL_BACK;
+  const root: Record<string, unknown> = { ...doc };
+  const fresh = new Set<object>([root]);
+  let changed = false;
+  for (const [operator, fields] of Object.entries(operators) as [string, Record<string, unknown>][]) {
+    for (const [path, operand] of Object.entries(fields)) {
+      const parts = path.split('.');
+      const leaf = parts.pop()!;
+      // Find (or, except for $unset, create) the parent object, copying the stored ones on the way.
+      let parent: Record<string, unknown> | undefined = root;
+      for (const part of parts) {
+        let child = parent[part];
+        if (child === undefined) {
+          if (operator === '$unset') {
+            parent = undefined;
+            break;
+          }
+          child = {};
+        } else if (!isPlainObject(child) || Object.hasOwn(child, 'constructor')) {
+          return FALL_BACK; // an array, null or a scalar on the way: mingo's rules
+        } else if (!fresh.has(child)) {
+          child = { ...child };
+        }
+        fresh.add(child as object);
+        parent[part] = child;
+        parent = child as Record<string, unknown>;
+      }
+      if (!parent) continue;
+      const current = parent[leaf];
+      let next: unknown;
+      switch (operator) {
+        case '$set': {
+          const value = jsonCopy(operand);
+          if (value === FALL_BACK) return FALL_BACK;
+          if (jsonEqual(current, value)) continue;
+          next = value;
+          break;
+        }
+        case '$unset':
+          if (current === undefined) continue;
+          delete parent[leaf];
+          changed = true;
+          continue;
+        case '$inc': {
+          if (typeof operand !== 'number' || !Number.isFinite(operand)) return FALL_BACK;
+          if (current !== undefined && typeof current !== 'number') return FALL_BACK;
+          next = ((current as number | undefined) || 0) + operand;
+          if (!Number.isFinite(next)) return FALL_BACK;
+          if (next === current) continue;
+          break;
+        }
+        case '$min':
+        case '$max': {
+          if (!(typeof operand === 'string' || (typeof operand === 'number' && Number.isFinite(operand)))) return FALL_BACK;
+          if (current !== undefined) {
+            if (typeof current !== typeof operand) return FALL_BACK;
+            const value = current as string | number;
+            const keep = operator === '$min' ? value <= operand : value >= operand;
+            if (keep) continue;
+          }
+          next = operand === 0 ? 0 : operand; // -0 is 0 in JSON
+          break;
+        }
+      }
+      parent[leaf] = next;
+      changed = true;
+    }
+  }
+  return changed ? (root as Doc) : undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/**
+ * A copy of `value` that is its own JSON round trip, or FALL_BACK when the round trip would
+ * change it (undefined, NaN, Infinity, Dates and other objects, holes, `__proto__` keys, toJSON).
+ */
+function jsonCopy(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : FALL_BACK;
+    case 'object': {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return FALL_BACK;
+        const out: unknown[] = [];
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) return FALL_BACK;
+          const item = jsonCopy(value[i]);
+          if (item === FALL_BACK) return FALL_BACK;
+          out.push(item);
+        }
+        return out;
+      }
+      if (!isPlainObject(value) || Object.getOwnPropertySymbols(value).length) return FALL_BACK;
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(value)) {
+        // mingo's isEqual reads `constructor`; JSON.stringify calls toJSON; `__proto__` is special.
+        if (key === '__proto__' || key === 'constructor' || key === 'toJSON') return FALL_BACK;
+        const item = jsonCopy(value[key]);
+        if (item === FALL_BACK) return FALL_BACK;
+        out[key] = item;
+      }
+      return out;
+    }
+    default:
+      return FALL_BACK;
+  }
+}
+
+/** mingo's isEqual on JSON values: key order does not matter, array order does. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, i) => jsonEqual(item, other[i]));
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && jsonEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
+
+/**
+ * A deep copy of a JSON value (what the store holds): cheaper than structuredClone, which
+ * handles every kind of value. An own `__proto__` key (JSON.parse makes one) stays a key.
+ */
+function copyJson<V>(value: V): V {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) out.push(copyJson(value[i]));
+    return out as V;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = copyJson((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, writable: true, enumerable: true, configurable: true });
+    else out[key] = item;
+  }
+  return out as V;
 }
 
 function requireId(doc: { _id?: unknown }): string {

@@ -4,21 +4,28 @@ import { AppError } from '../../domain/errors.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { errorMiddleware, sendError } from './http/errors.ts';
 import { openApiDocument } from './http/openapi.ts';
+import { publicRouter } from './public/router.ts';
 import { mountRoutes } from './http/registry.ts';
 import type { RouteSpec } from './http/route.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { contactRoutes } from './routes/contacts.ts';
+import { domainRoutes } from './routes/domains.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { templateRoutes } from './routes/templates.ts';
+import { sendRoutes } from './routes/send.ts';
 import { trackRoutes } from './routes/track.ts';
 
 /** Every route of the API, in mount order. The OpenAPI document is generated from this list. */
 export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...accountRoutes(p),
+  ...sendRoutes(p),
   ...trackRoutes(p),
   ...jobRoutes(p),
   ...contactRoutes(p),
   ...eventRoutes(p),
+  ...templateRoutes(p),
+  ...domainRoutes(p),
 ];
 
 export function createApp(p: Platform): express.Express {
@@ -49,6 +56,9 @@ export function createApp(p: Platform): express.Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+
+  // The pages behind the links in emails (pixel, click, subscription pages): HTML or images, no key.
+  app.use(publicRouter(p));
 
   const router = express.Router();
   mountRoutes(router, routes, p);

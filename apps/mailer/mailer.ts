@@ -1,36 +1,128 @@
-import { emails, OUTBOUND_TOPIC, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import CircuitBreaker from 'opossum';
+import { contacts } from '../../domain/contacts/collection.ts';
+import { domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
+import { emailLinks, linkKey } from '../../domain/mail/links.ts';
+import { emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { EMAIL_RESULTS_TOPIC, type EmailResult } from '../../domain/mail/results.ts';
+import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { createTransport } from './transport.ts';
+import { compose } from './compose.ts';
+import { buildMessage } from './message.ts';
+import { createTransport, type SendResult } from './transport.ts';
+
+/** A 5xx answer is the receiving side's final word on this message: a bounce, not an outage. */
+const isBounce = (err: unknown) => {
+  const code = (err as { responseCode?: number }).responseCode;
+  return typeof code === 'number' && code >= 500 && code < 600;
+};
 
 /**
- * The mailer: consumes `email.outbound` and hands each email to SMTP once.
- * The QUEUED→SENDING claim makes a redelivered message a no-op once the email was handed over.
+ * The mailer: takes each accepted email from `email.outbound` and hands it to SMTP once.
+ * Delivery waits out outages: SMTP errors other than a 5xx are retried by redelivery forever
+ * (with backoff), while the circuit breaker keeps a dead relay from being hammered.
  */
 export function startMailer(p: Platform): { close(): void } {
   const transport = createTransport(p.config, p.log);
-
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, async ({ emailId }) => {
-    const collection = emails(p);
-    const email = await collection.findOneAndUpdate(
-      { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
-      { $set: { status: 'SENDING' } },
-    );
-    if (!email) return; // sent already, or deleted with its contact
-    try {
-      const result = await transport.send({
-        from: email.from,
-        to: email.to,
-        subject: email.subject,
-        html: email.html,
-        text: email.text,
-      });
-      await collection.updateOne({ _id: emailId }, { $set: { status: 'SENT', sentAt: new Date().toISOString(), messageId: result.messageId } });
-    } catch (err) {
-      // Leave it SENDING: the pub/sub redelivers with backoff until SMTP takes it.
-      p.log.warn({ emailId, err: (err as Error).message }, 'send failed; will retry');
-      throw err;
-    }
+  const breaker = new CircuitBreaker((message: Parameters<typeof transport.send>[0]) => transport.send(message), {
+    timeout: 60_000,
+    errorThresholdPercentage: 50,
+    volumeThreshold: 5,
+    resetTimeout: 5_000,
+    // Bounces say nothing about the relay's health.
+    errorFilter: isBounce,
   });
+  breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
+  breaker.on('close', () => p.log.info('SMTP circuit closed'));
 
-  return { close: () => transport.close() };
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, emailId, (m) => breaker.fire(m)), { retryForever: true });
+  return {
+    close() {
+      breaker.shutdown();
+      transport.close();
+    },
+  };
+}
+
+async function deliver(p: Platform, emailId: string, sendMail: (message: ReturnType<typeof buildMessage>) => Promise<SendResult>): Promise<void> {
+  // The claim: an email already DELIVERED, BOUNCED, FAILED or SKIPPED is never sent again.
+  const email = await emails(p).findOneAndUpdate(
+    { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
+    { $set: { status: 'SENDING' }, $inc: { attempts: 1 } },
+  );
+  if (!email) return;
+
+  const check = await stillSendable(p, email);
+  if (check.refused) {
+    await finish(p, email, check.refused.status, { reason: check.refused.reason });
+    return;
+  }
+  await takeSendSlot(p, email.projectId);
+
+  const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, await linkKey(p), email._id, email.contactId);
+  const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
+  const message = buildMessage(email, compose(email, links), check.domain, links, attachments);
+
+  if (email.attempts === 1) await publishResult(p, email, 'email.sent');
+  let result: SendResult;
+  try {
+    result = await sendMail(message);
+  } catch (err) {
+    if (isBounce(err)) {
+      const reason = (err as { response?: string }).response ?? (err as Error).message;
+      await finish(p, email, 'BOUNCED', { reason });
+      await publishResult(p, email, 'email.bounce', reason);
+      return;
+    }
+    await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
+    throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
+  }
+  await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response });
+  await publishResult(p, email, 'email.delivery');
+}
+
+/** Rules that can change between acceptance and sending: a removed domain, an unsubscribe. */
+async function stillSendable(p: Platform, email: EmailDoc): Promise<{ domain: DomainDoc | null; refused?: { status: EmailStatus; reason: string } }> {
+  if (email.kind === 'system' || !email.projectId) return { domain: null };
+  const domain = await domains(p.store).findOne({ projectId: email.projectId, domain: domainOf(email.from) });
+  if (!domain?.verified) {
+    return { domain: null, refused: { status: 'FAILED', reason: `The sender domain ${domainOf(email.from)} is no longer verified on the project` } };
+  }
+  if (email.kind === 'marketing' && email.contactId) {
+    const contact = await contacts(p.store).findOne({ _id: email.contactId }, { projection: { subscribed: 1 } });
+    if (!contact) return { domain, refused: { status: 'FAILED', reason: 'The contact was deleted' } };
+    if (!contact.subscribed) return { domain, refused: { status: 'SKIPPED', reason: 'The contact unsubscribed before the email was sent' } };
+  }
+  return { domain };
+}
+
+/** EMAIL_RATE_PER_SECOND per project, shared by every mailer through the rate limiter. */
+async function takeSendSlot(p: Platform, projectId: string | null): Promise<void> {
+  const limit = p.config.emailRatePerSecond;
+  if (limit <= 0) return;
+  for (;;) {
+    const decision = await p.limiter.consume(`email:${projectId ?? 'system'}`, limit, 1_000);
+    if (decision.allowed) return;
+    await new Promise((resolve) => setTimeout(resolve, decision.retryAfterMs));
+  }
+}
+
+async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields: Partial<EmailDoc>): Promise<void> {
+  await emails(p).updateOne({ _id: email._id }, { $set: { status, ...fields } });
+  if (email.attachmentsId) {
+    // The request's attachments go once no email of it can still be sent.
+    const waiting = await emails(p).countDocuments({ attachmentsId: email.attachmentsId, status: { $in: ['QUEUED', 'SENDING'] } });
+    if (waiting === 0) await emailAttachments(p).deleteOne({ _id: email.attachmentsId });
+  }
+}
+
+async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], detail?: string): Promise<void> {
+  if (!email.projectId || !email.contactId) return; // the platform's own mail has no contact
+  await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, {
+    emailId: email._id,
+    projectId: email.projectId,
+    contactId: email.contactId,
+    event,
+    ...(detail ? { detail } : {}),
+    at: nowIso(),
+  });
 }

@@ -1,33 +1,89 @@
 import type { Doc } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import type { SimpleValue } from '../contacts/schema.ts';
 import { newId, nowIso } from '../ids.ts';
 
 export const OUTBOUND_TOPIC = 'email.outbound';
 
 export type EmailKind = 'system' | 'transactional' | 'marketing';
-export type EmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'FAILED';
+
+/**
+ * QUEUED → SENDING (claimed by a mailer) → DELIVERED (the SMTP server took it) | BOUNCED (5xx)
+ * | FAILED (cannot be sent: sender domain removed, …). SKIPPED: never sent by rule
+ * (a marketing email to an unsubscribed contact).
+ */
+export type EmailStatus = 'QUEUED' | 'SENDING' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SKIPPED';
 
 /** One email to one recipient: the unit the mailer sends exactly once. */
 export interface EmailDoc extends Doc {
   projectId: string | null;
   contactId: string | null;
   kind: EmailKind;
+  /** What asked for it: POST /v1/send, a campaign, a workflow, or the platform itself. */
+  source: 'send' | 'campaign' | 'workflow' | 'system';
+  sourceId?: string;
+  templateId?: string;
   to: string;
+  toName?: string;
   from: string;
+  fromName?: string;
+  replyTo?: string;
+  /** Template sources; the mailer renders them with `vars` and the system variables. */
   subject: string;
   html: string;
   text?: string;
+  vars?: Record<string, SimpleValue>;
+  headers?: Record<string, string>;
+  /** The attachments of the request, stored once for all its recipients. */
+  attachmentsId?: string;
   status: EmailStatus;
+  reason?: string;
+  attempts?: number;
+  messageId?: string;
   createdAt: string;
   sentAt?: string;
-  error?: string;
+  deliveredAt?: string;
+}
+
+export interface Attachment {
+  filename: string;
+  contentType: string;
+  /** base64 */
+  content: string;
 }
 
 export interface OutboundMessage {
   emailId: string;
 }
 
-export const emails = (p: Platform) => p.store.collection<EmailDoc>('emails');
+export const emails = (p: Pick<Platform, 'store'>) => p.store.collection<EmailDoc>('emails');
+export const emailAttachments = (p: Pick<Platform, 'store'>) =>
+  p.store.collection<{ _id: string; projectId: string | null; items: Attachment[] }>('email_attachments');
+
+export async function ensureEmailIndexes(store: Platform['store']): Promise<void> {
+  await store.ensureIndexes('emails', [
+    { keys: { projectId: 1, contactId: 1 } },
+    { keys: { projectId: 1, sourceId: 1 } },
+    { keys: { attachmentsId: 1 } },
+  ]);
+}
+
+/**
+ * Accepts emails for sending: every record (and the attachments they share) is written before
+ * any is published, so an accepted email is either sent or visibly not (SKIPPED, FAILED).
+ */
+export async function queueEmails(p: Platform, batch: EmailDoc[], attachments: Attachment[] = []): Promise<void> {
+  if (batch.length === 0) return;
+  if (attachments.length > 0 && batch.some((e) => e.status === 'QUEUED')) {
+    const attachmentsId = newId();
+    await emailAttachments(p).insertOne({ _id: attachmentsId, projectId: batch[0].projectId, items: attachments });
+    for (const email of batch) email.attachmentsId = attachmentsId;
+  }
+  await emails(p).insertMany(batch);
+  for (const email of batch) {
+    if (email.status === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id });
+  }
+}
 
 /** The platform's own mail (account verification): same path as product mail, no project. */
 export async function enqueueSystemEmail(
@@ -39,12 +95,12 @@ export async function enqueueSystemEmail(
     projectId: null,
     contactId: null,
     kind: 'system',
+    source: 'system',
     from: p.config.systemFrom,
     status: 'QUEUED',
     createdAt: nowIso(),
     ...message,
   };
-  await emails(p).insertOne(email);
-  await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id });
+  await queueEmails(p, [email]);
   return email._id;
 }

@@ -109,12 +109,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...options.env,
     };
 
-    /** One app behind one sidecar; the app's public port is `publicPort` (api) or unused (mailer). */
+    /** One app behind one sidecar; `publicPort` is its PORT: the API, or the mailer's /health. */
     const replicas = options.apiReplicas ?? 1;
     const apiPorts = [options.port, ...(await ports(replicas - 1))];
     const apps = [
       ...apiPorts.map((publicPort, i) => ({ name: `api-${i}`, appId: 'mailroom-api', entry: 'apps/api/main.ts', publicPort, readyPath: '/health' })),
-      { name: 'mailer', appId: 'mailroom-mailer', entry: 'apps/mailer/main.ts', publicPort: await freePort(), readyPath: undefined },
+      { name: 'mailer', appId: 'mailroom-mailer', entry: 'apps/mailer/main.ts', publicPort: await freePort(), readyPath: '/health' },
       ...(await Promise.all(
         (options.extraApps ?? []).map(async (extra) => ({ ...extra, publicPort: await freePort(), readyPath: undefined })),
       )),

@@ -9,12 +9,15 @@ import { embeddedAdapters } from '../../runtime/embedded.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ApiClient, eventually } from './client.ts';
+import { startDnsServer, type DnsServer } from './dns-server.ts';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 
 export interface Instance {
   url: string;
   api: ApiClient;
   smtp: SmtpSink;
+  /** The DNS server the platform resolves through (`DNS_SERVERS`): publish records here. */
+  dns: DnsServer;
   dataDir: string;
   env: Record<string, string>;
   /**
@@ -57,12 +60,14 @@ export interface InstanceOptions {
  */
 export async function startInstance(options: InstanceOptions = {}): Promise<Instance> {
   const smtp = await startSmtpSink();
+  const dns = await startDnsServer();
   const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-test-'));
   const port = await freePort();
   const env: Record<string, string> = {
     PORT: String(port),
     DATA_DIR: dataDir,
     SMTP_URL: smtp.url,
+    DNS_SERVERS: dns.address,
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',
     ...options.env,
@@ -75,6 +80,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     url,
     api: new ApiClient(url),
     smtp,
+    dns,
     dataDir,
     env,
     stop: () => runner.stop(),
@@ -86,6 +92,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
       await runner.stop();
       await runner.dispose?.();
       await smtp.close();
+      await dns.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { domainNameSchema } from '../../../domain/domains/name.ts';
+import { addDomain, listDomains, removeDomain, verifyDomain } from '../../../domain/domains/service.ts';
+import type { Platform } from '../../../runtime/platform.ts';
+import { route, type RouteSpec } from '../http/route.ts';
+import { idParams } from './common.ts';
+
+const record = z.object({
+  type: z.enum(['TXT', 'MX', 'CNAME']),
+  name: z.string().describe('Fully qualified name'),
+  value: z.string().describe('The exact record data to publish'),
+  required: z.boolean().describe('Needed for verification; the others are recommended'),
+});
+const domain = z.object({
+  id: z.string(),
+  domain: z.string(),
+  projectId: z.string(),
+  verified: z.boolean(),
+  createdAt: z.string(),
+  verifiedAt: z.string().nullable(),
+  records: z.array(record),
+});
+
+export function domainRoutes(p: Platform): RouteSpec[] {
+  return [
+    route({
+      method: 'get', path: '/domains/project/:projectId', tag: 'Domains', auth: 'user', errors: [403, 404],
+      summary: "The project's sending domains with the DNS records to publish (member, verified email)",
+      params: z.object({ projectId: z.string().min(1).max(200) }),
+      response: z.array(domain),
+      handle: ({ auth, params }) => listDomains(p, auth, params.projectId),
+    }),
+    route({
+      method: 'post', path: '/domains', tag: 'Domains', auth: 'user', status: 201, errors: [403, 404, 409],
+      summary: 'Add a sending domain to a project, unverified, with its DNS records (admin, verified email)',
+      body: z.strictObject({
+        projectId: z.string().min(1).max(200),
+        domain: domainNameSchema.describe('A domain name such as "example.com": no protocol, path or port'),
+      }),
+      response: domain,
+      handle: ({ auth, body }) => addDomain(p, auth, body.projectId, body.domain),
+    }),
+    route({
+      method: 'get', path: '/domains/:id/verify', tag: 'Domains', auth: 'user', errors: [403, 404],
+      summary: 'Look the DNS records up afresh; verified once every required record is published (member)',
+      params: idParams,
+      response: z.object({ verified: z.boolean(), records: z.array(record.extend({ found: z.boolean() })) }),
+      handle: ({ auth, params }) => verifyDomain(p, auth, params.id),
+    }),
+    route({
+      method: 'delete', path: '/domains/:id', tag: 'Domains', auth: 'user', errors: [403, 404],
+      summary: 'Remove a domain; sending from it stops at once (admin, verified email)',
+      params: idParams,
+      response: z.object({ deleted: z.literal(true) }),
+      handle: ({ auth, params }) => removeDomain(p, auth, params.id),
+    }),
+  ];
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import {
+  createTemplateSchema,
+  listTemplatesQuery,
+  patchTemplateSchema,
+  templateSchema,
+} from '../../../domain/templates/schema.ts';
+import { createTemplate, deleteTemplate, getTemplate, listTemplates, patchTemplate } from '../../../domain/templates/service.ts';
+import type { Platform } from '../../../runtime/platform.ts';
+import { route, type RouteSpec } from '../http/route.ts';
+import { idParams } from './common.ts';
+
+/** Bodies up to 512 KB of UTF-8 fit, even with JSON escaping; larger requests are a 413. */
+const TEMPLATE_BODY_LIMIT = '2mb';
+
+export function templateRoutes(p: Platform): RouteSpec[] {
+  return [
+    route({
+      method: 'get', path: '/templates', tag: 'Templates', auth: 'secret',
+      summary: 'List templates, newest first, page-numbered; `search` matches the name, `type` filters',
+      query: listTemplatesQuery,
+      response: z.object({
+        templates: z.array(templateSchema),
+        total: z.number().int(),
+        page: z.number().int(),
+        pageSize: z.number().int(),
+        totalPages: z.number().int(),
+      }),
+      handle: ({ auth, query }) => listTemplates(p, auth.projectId, query),
+    }),
+    route({
+      method: 'post', path: '/templates', tag: 'Templates', auth: 'secret', status: 201, bodyLimit: TEMPLATE_BODY_LIMIT,
+      summary: 'Create a template; `from` must be on a verified domain of the project',
+      body: createTemplateSchema,
+      response: templateSchema,
+      handle: ({ auth, body }) => createTemplate(p, auth.projectId, body),
+    }),
+    route({
+      method: 'get', path: '/templates/:id', tag: 'Templates', auth: 'secret', errors: [404],
+      summary: 'One template',
+      params: idParams,
+      response: templateSchema,
+      handle: ({ auth, params }) => getTemplate(p, auth.projectId, params.id),
+    }),
+    route({
+      method: 'patch', path: '/templates/:id', tag: 'Templates', auth: 'secret', errors: [404], bodyLimit: TEMPLATE_BODY_LIMIT,
+      summary: 'Change the given fields (null clears fromName, replyTo, description); a new `from` must be verified',
+      params: idParams,
+      body: patchTemplateSchema,
+      response: templateSchema,
+      handle: ({ auth, params, body }) => patchTemplate(p, auth.projectId, params.id, body),
+    }),
+    route({
+      method: 'delete', path: '/templates/:id', tag: 'Templates', auth: 'secret', status: 204, errors: [404],
+      summary: 'Delete a template; campaigns and workflow steps that use it stop working',
+      params: idParams,
+      handle: ({ auth, params }) => deleteTemplate(p, auth.projectId, params.id),
+    }),
+  ];
+}

@@ -1,0 +1,50 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import type Mail from 'nodemailer/lib/mailer';
+import type { DomainDoc } from '../../domain/domains/collection.ts';
+import { domainOf } from '../../domain/domains/collection.ts';
+import type { Attachment, EmailDoc } from '../../domain/mail/outbound.ts';
+import type { Composed, Links } from './compose.ts';
+
+/** Parsing a PEM costs about as much as signing with it: keep each domain's key parsed. */
+const keys = new Map<string, { pem: string; key: KeyObject }>();
+
+function dkimKey(domain: DomainDoc): KeyObject {
+  const cached = keys.get(domain._id);
+  if (cached && cached.pem === domain.dkim.privateKeyPem) return cached.key;
+  const key = createPrivateKey(domain.dkim.privateKeyPem);
+  keys.set(domain._id, { pem: domain.dkim.privateKeyPem, key });
+  return key;
+}
+
+/**
+ * The message as handed to SMTP: addresses, the composed content, the caller's headers, the
+ * unsubscribe headers of RFC 8058 on marketing mail, a Message-ID on the sender's domain, the
+ * attachments, and a DKIM signature with the domain's key.
+ */
+export function buildMessage(
+  email: EmailDoc,
+  content: Composed,
+  domain: DomainDoc | null,
+  links: Links | undefined,
+  attachments: Attachment[],
+): Mail.Options {
+  const headers: Record<string, string> = { ...email.headers };
+  if (email.kind === 'marketing' && links) {
+    headers['List-Unsubscribe'] = `<${links.unsubscribeUrl}>`;
+    headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+  }
+  return {
+    from: email.fromName ? { name: email.fromName, address: email.from } : email.from,
+    to: email.toName ? { name: email.toName, address: email.to } : email.to,
+    ...(email.replyTo ? { replyTo: email.replyTo } : {}),
+    subject: content.subject,
+    html: content.html,
+    text: content.text,
+    messageId: `<${email._id}@${domainOf(email.from)}>`,
+    headers,
+    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content, 'base64') })),
+    ...(domain
+      ? { dkim: { domainName: domain.domain, keySelector: domain.dkim.selector, privateKey: dkimKey(domain) as unknown as string } }
+      : {}),
+  };
+}

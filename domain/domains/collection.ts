@@ -1,0 +1,38 @@
+import type { Doc, DocumentStore } from '../../ports/store.ts';
+
+export interface DnsRecord {
+  type: 'TXT' | 'MX' | 'CNAME';
+  /** Fully qualified name. */
+  name: string;
+  /** The exact record data to publish. */
+  value: string;
+  required: boolean;
+}
+
+/** A sending domain: linked to one project at a time (unique `domain`). */
+export interface DomainDoc extends Doc {
+  projectId: string;
+  /** Lower-case, no protocol, path or trailing dot. */
+  domain: string;
+  verified: boolean;
+  /** The value of the ownership TXT record. */
+  verificationToken: string;
+  dkim: {
+    selector: string;
+    /** SubjectPublicKeyInfo, base64 DER: the `p=` of the DKIM record. */
+    publicKey: string;
+    /** PKCS#8 PEM; never leaves the service. */
+    privateKeyPem: string;
+  };
+  createdAt: string;
+  verifiedAt: string | null;
+}
+
+export const domains = (store: DocumentStore) => store.collection<DomainDoc>('domains');
+
+export async function ensureDomainIndexes(store: DocumentStore): Promise<void> {
+  await store.ensureIndexes('domains', [{ keys: { domain: 1 }, unique: true }, { keys: { projectId: 1 } }]);
+}
+
+/** The part after the last @ of an address, lower-cased. */
+export const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { callDataSchema, emailSchema } from '../contacts/schema.ts';
+
+export const MAX_RECIPIENTS = 100;
+export const MAX_ATTACHMENTS = 10;
+export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+
+const address = z.union([emailSchema, z.strictObject({ name: z.string().trim().max(200).optional(), email: emailSchema })]);
+
+/** Headers the platform writes itself; a caller's value would break signing, threading or unsubscribe. */
+const RESERVED_HEADERS = new Set([
+  'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'message-id', 'date', 'mime-version',
+  'content-type', 'content-transfer-encoding', 'dkim-signature', 'list-unsubscribe', 'list-unsubscribe-post', 'return-path',
+]);
+
+const headers = z
+  .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'Invalid header name'), z.string().max(1000).regex(/^[^\r\n]*$/, 'Header values cannot contain line breaks'))
+  .superRefine((value, ctx) => {
+    for (const name of Object.keys(value)) {
+      if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', message: `"${name}" is set by the platform`, path: [name] });
+    }
+    if (Object.keys(value).length > 50) ctx.addIssue({ code: 'custom', message: 'At most 50 headers', path: [] });
+  });
+
+const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+const attachment = z.strictObject({
+  filename: z.string().trim().min(1).max(255).regex(/^[^\r\n\\/]*$/, 'A file name, without path or line breaks'),
+  content: z.string().min(1).regex(base64, 'content must be base64').refine((s) => s.length % 4 === 0, 'content must be base64'),
+  contentType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'A MIME type such as application/pdf'),
+});
+
+export const decodedSize = (b64: string) => (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);
+
+export const sendSchema = z
+  .strictObject({
+    to: z.union([address, z.array(address).min(1).max(MAX_RECIPIENTS)]),
+    subject: z.string().min(1).max(998).optional(),
+    body: z.string().min(1).max(1024 * 1024).optional(),
+    template: z.string().min(1).max(200).optional(),
+    from: address.optional(),
+    name: z.string().trim().max(200).optional(),
+    reply: emailSchema.optional(),
+    subscribed: z.boolean().optional(),
+    headers: headers.optional(),
+    data: callDataSchema.optional(),
+    attachments: z.array(attachment).max(MAX_ATTACHMENTS).optional(),
+  })
+  .superRefine((value, ctx) => {
+    const total = (value.attachments ?? []).reduce((sum, a) => sum + decodedSize(a.content), 0);
+    if (total > MAX_ATTACHMENT_BYTES) {
+      ctx.addIssue({ code: 'custom', message: `Attachments total ${total} bytes; at most ${MAX_ATTACHMENT_BYTES}`, path: ['attachments'] });
+    }
+  });
+
+export type SendInput = z.output<typeof sendSchema>;
+
+export const sendResponseSchema = z.object({
+  emails: z.array(
+    z.object({
+      contact: z.object({ id: z.string(), email: z.string() }),
+      email: z.string(),
+      status: z.enum(['QUEUED', 'SKIPPED']).describe('SKIPPED: a marketing template to an unsubscribed contact'),
+    }),
+  ),
+  timestamp: z.string(),
+});

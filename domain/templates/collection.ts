@@ -1,0 +1,54 @@
+import type { Doc, DocumentStore } from '../../ports/store.ts';
+
+export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING'] as const;
+export type TemplateType = (typeof TEMPLATE_TYPES)[number];
+
+/** A saved template. Optional fields are stored as null, never absent. */
+export interface TemplateDoc extends Doc {
+  projectId: string;
+  name: string;
+  subject: string;
+  /** HTML. */
+  body: string;
+  from: string;
+  fromName: string | null;
+  replyTo: string | null;
+  description: string | null;
+  type: TemplateType;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Template {
+  id: string;
+  name: string;
+  subject: string;
+  body: string;
+  from: string;
+  fromName: string | null;
+  replyTo: string | null;
+  description: string | null;
+  type: TemplateType;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const templates = (store: DocumentStore) => store.collection<TemplateDoc>('templates');
+
+export async function ensureTemplateIndexes(store: DocumentStore): Promise<void> {
+  await store.ensureIndexes('templates', [{ keys: { projectId: 1 } }]);
+}
+
+export const toTemplate = (doc: TemplateDoc): Template => ({
+  id: doc._id,
+  name: doc.name,
+  subject: doc.subject,
+  body: doc.body,
+  from: doc.from,
+  fromName: doc.fromName ?? null,
+  replyTo: doc.replyTo ?? null,
+  description: doc.description ?? null,
+  type: doc.type,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
