@@ -23,7 +23,7 @@ const isBounce = (err: unknown) => {
  */
 export function startMailer(p: Platform): { close(): void } {
   const transport = createTransport(p.config, p.log);
-  const breaker = new CircuitBreaker((message: Parameters<typeof transport.send>[0]) => transport.send(message), {
+  const breaker = new CircuitBreaker((message: Parameters<typeof transport.send>[0], commit: () => Promise<void>) => transport.send(message, commit), {
     timeout: 60_000,
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
@@ -34,7 +34,9 @@ export function startMailer(p: Platform): { close(): void } {
   breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
 
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, emailId, (m) => breaker.fire(m)), { retryForever: true });
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, emailId, (m, commit) => breaker.fire(m, commit)), {
+    retryForever: true,
+  });
   return {
     close() {
       breaker.shutdown();
@@ -43,13 +45,22 @@ export function startMailer(p: Platform): { close(): void } {
   };
 }
 
-async function deliver(p: Platform, emailId: string, sendMail: (message: ReturnType<typeof buildMessage>) => Promise<SendResult>): Promise<void> {
+type SendMail = (message: ReturnType<typeof buildMessage>, commit: () => Promise<void>) => Promise<SendResult>;
+
+async function deliver(p: Platform, emailId: string, sendMail: SendMail): Promise<void> {
   // The claim: an email already DELIVERED, BOUNCED, FAILED or SKIPPED is never sent again.
   const email = await emails(p).findOneAndUpdate(
     { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
     { $set: { status: 'SENDING' }, $inc: { attempts: 1 } },
   );
   if (!email) return;
+  if (email.committedAt) {
+    // A mailer died after the whole message went out and before it saw the reply: the server
+    // has a complete transaction, and sending again would deliver it twice.
+    await finish(p, email, 'DELIVERED', { deliveredAt: email.committedAt, reason: 'Handed over before a mailer restart' });
+    await publishResult(p, email, 'email.delivery');
+    return;
+  }
 
   const check = await stillSendable(p, email);
   if (check.refused) {
@@ -63,9 +74,12 @@ async function deliver(p: Platform, emailId: string, sendMail: (message: ReturnT
   const message = buildMessage(email, compose(email, links), check.domain, links, attachments);
 
   if (email.attempts === 1) await publishResult(p, email, 'email.sent');
+  const commit = async () => {
+    await emails(p).updateOne({ _id: emailId }, { $set: { committedAt: nowIso() } });
+  };
   let result: SendResult;
   try {
-    result = await sendMail(message);
+    result = await sendMail(message, commit);
   } catch (err) {
     if (isBounce(err)) {
       const reason = (err as { response?: string }).response ?? (err as Error).message;
@@ -73,7 +87,8 @@ async function deliver(p: Platform, emailId: string, sendMail: (message: ReturnT
       await publishResult(p, email, 'email.bounce', reason);
       return;
     }
-    await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
+    // Alive to see the failure: the relay did not take the message, so it goes again.
+    await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` }, $unset: { committedAt: '' } });
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
   await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response });

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -12,8 +12,66 @@ export interface SendResult {
 }
 
 export interface Transport {
-  send(message: Mail.Options): Promise<SendResult>;
+  /**
+   * Sends `message` and awaits `commit` at the last moment before the transaction can complete:
+   * the whole message is on the socket, the terminating "." is not. A crash before the commit
+   * leaves an incomplete transaction, which the server discards; a crash after it leaves a
+   * complete one (the kernel still sends what was written), which the server keeps. So the
+   * commit record says which way it went, and a restarted mailer neither loses nor repeats it.
+   */
+  send(message: Mail.Options, commit: () => Promise<void>): Promise<SendResult>;
   close(): void;
+}
+
+/** Composes and DKIM-signs messages into bytes, as they will go on the wire. */
+const composer = nodemailer.createTransport({ streamTransport: true, buffer: true });
+
+async function compile(message: Mail.Options): Promise<{ raw: Buffer; envelope: { from: string; to: string[] }; messageId: string }> {
+  const info = await composer.sendMail(message);
+  return { raw: info.message as Buffer, envelope: info.envelope as { from: string; to: string[] }, messageId: info.messageId };
+}
+
+/** Commits of the messages being sent, by Message-ID. */
+const commits = new Map<string, () => Promise<void>>();
+
+/**
+ * Holds the write of each transaction's terminating "." until that message's commit is durable.
+ * After DATA, the only "\r\n.\r\n" a client ever writes is the terminator (dot-stuffing doubles
+ * a leading dot in content), and the message's own Message-ID header, near the top of the
+ * content, names the commit to wait for.
+ */
+function holdTerminators(socket: Socket): void {
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  let inData = false;
+  let head = '';
+  let messageId: string | undefined;
+  socket.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1');
+    if (!inData) {
+      if (/^DATA\r\n$/i.test(text)) [inData, head, messageId] = [true, '', undefined];
+      return write(chunk, ...rest);
+    }
+    if (messageId === undefined && head.length < 65_536) {
+      head += text;
+      // A long id is folded onto the next line ("Message-ID:\r\n <…>").
+      messageId = /\r\nMessage-ID:[ \t]*(?:\r\n[ \t]+)?(<[^>\r\n]+>)/i.exec(`\r\n${head}`)?.[1];
+    }
+    if (text === '.\r\n' || text.endsWith('\r\n.\r\n')) {
+      inData = false;
+      const commit = messageId ? commits.get(messageId) : undefined;
+      if (commit) {
+        commit().then(
+          () => write(chunk, ...rest),
+          (err) => socket.destroy(err as Error),
+        );
+        return true;
+      }
+      // Only a message sent without its commit registered lands here; it would go out unguarded.
+      socket.destroy(new Error(`no commit for the message on this connection (${messageId ?? 'no Message-ID found'})`));
+      return false;
+    }
+    return write(chunk, ...rest);
+  }) as typeof socket.write;
 }
 
 /** Connections kept open to the relay. */
@@ -24,16 +82,16 @@ export function createTransport(config: Config, log: Logger): Transport {
   if (config.smtpUrl) return smtpTransport(config.smtpUrl);
   const dir = join(config.dataDir, 'outbox');
   mkdirSync(dir, { recursive: true });
-  const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
-    async send(message) {
-      const info = await builder.sendMail(message);
-      const file = join(dir, `${Date.now()}-${info.messageId.replace(/[^A-Za-z0-9.@-]/g, '')}.eml`);
-      writeFileSync(file, info.message as Buffer);
+    async send(message, commit) {
+      const { raw, messageId } = await compile(message);
+      await commit();
+      const file = join(dir, `${Date.now()}-${messageId.replace(/[^A-Za-z0-9.@-]/g, '')}.eml`);
+      writeFileSync(file, raw);
       log.info({ to: message.to, subject: message.subject, file, text: message.text }, 'dev outbox: email kept (no SMTP_URL)');
-      return { messageId: info.messageId, response: '250 kept in the dev outbox' };
+      return { messageId, response: '250 kept in the dev outbox' };
     },
-    close: () => builder.close(),
+    close: () => {},
   };
 }
 
@@ -51,14 +109,21 @@ function smtpTransport(url: string): Transport {
     getSocket(options: { host?: string; port?: number }, callback: (err: Error | null, socket?: { connection: unknown }) => void) {
       const socket = connect({ host: options.host ?? 'localhost', port: options.port ?? 25 });
       socket.setNoDelay(true);
+      holdTerminators(socket);
       socket.once('connect', () => callback(null, { connection: socket }));
       socket.once('error', (err) => callback(err));
     },
   } as never);
   return {
-    async send(message) {
-      const info = await smtp.sendMail(message);
-      return { messageId: info.messageId, response: info.response };
+    async send(message, commit) {
+      const { raw, envelope, messageId } = await compile(message);
+      commits.set(messageId, commit);
+      try {
+        const info = await smtp.sendMail({ envelope, raw });
+        return { messageId, response: info.response };
+      } finally {
+        commits.delete(messageId);
+      }
     },
     close: () => smtp.close(),
   };

@@ -1,6 +1,6 @@
 import { SMTPServer } from 'smtp-server';
 import PostalMime, { type Email } from 'postal-mime';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface ReceivedMessage {
   /** Envelope recipients as the server saw them. */
@@ -18,6 +18,13 @@ export interface SmtpSink {
   waitFor(match: (m: ReceivedMessage) => boolean, timeoutMs?: number): Promise<ReceivedMessage>;
   /** Next answers to RCPT TO are 5xx (hard bounce) for these addresses. */
   rejectRecipients: Set<string>;
+  /**
+   * An outage: stop listening, answer 421 to new transactions, let transactions already in DATA
+   * finish (a message is either taken whole or not at all), then drop every connection.
+   */
+  stop(): Promise<void>;
+  /** Back on the same port. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,12 +33,24 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const waiters: { match: (m: ReceivedMessage) => boolean; resolve: (m: ReceivedMessage) => void }[] = [];
   const rejectRecipients = new Set<string>();
+  let down = false;
+  const sockets = new Set<Socket>();
+  /** Sockets in the middle of DATA: closed once their message is taken. */
+  const inData = new Set<Socket>();
 
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     size: 50 * 1024 * 1024,
+    onConnect(session, callback) {
+      if (down) return callback(Object.assign(new Error('421 service not available'), { responseCode: 421 }));
+      callback();
+    },
+    onMailFrom(_address, _session, callback) {
+      if (down) return callback(Object.assign(new Error('421 shutting down'), { responseCode: 421 }));
+      callback();
+    },
     onRcptTo(address, _session, callback) {
       if (rejectRecipients.has(address.address.toLowerCase())) {
         const err = Object.assign(new Error('550 5.1.1 mailbox unavailable'), { responseCode: 550 });
@@ -41,6 +60,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       callback();
     },
     onData(stream, session, callback) {
+      const socket = [...sockets].find((sock) => sock.remotePort === session.remotePort);
+      if (socket) inData.add(socket);
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
@@ -59,8 +80,18 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           }
         }
         callback();
+        if (socket) {
+          inData.delete(socket);
+          if (down) setImmediate(() => socket.destroy());
+        }
       });
     },
+  });
+  // A client that dies mid-connection (a killed mailer) is an ordinary event for a server.
+  server.on('error', () => {});
+  server.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
@@ -84,6 +115,15 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           }
         }, timeoutMs).unref();
       });
+    },
+    async stop() {
+      down = true;
+      await new Promise<void>((resolve) => server.server.close(() => resolve()));
+      for (const socket of sockets) if (!inData.has(socket)) socket.destroy();
+    },
+    async start() {
+      down = false;
+      await new Promise<void>((resolve) => server.server.listen(port, '127.0.0.1', resolve));
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
