@@ -3,9 +3,9 @@ import type { Doc, DocumentStore } from '../../ports/store.ts';
 export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
 
-/** A saved template. Optional fields are stored as null, never absent. */
-export interface TemplateDoc extends Doc {
-  projectId: string;
+/** A template as the API shows it. */
+export interface Template {
+  id: string;
   name: string;
   subject: string;
   /** HTML. */
@@ -19,18 +19,9 @@ export interface TemplateDoc extends Doc {
   updatedAt: string;
 }
 
-export interface Template {
-  id: string;
-  name: string;
-  subject: string;
-  body: string;
-  from: string;
-  fromName: string | null;
-  replyTo: string | null;
-  description: string | null;
-  type: TemplateType;
-  createdAt: string;
-  updatedAt: string;
+/** A saved template. Optional fields are stored as null, never absent. */
+export interface TemplateDoc extends Doc, Omit<Template, 'id'> {
+  projectId: string;
 }
 
 export const templates = (store: DocumentStore) => store.collection<TemplateDoc>('templates');
