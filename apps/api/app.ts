@@ -13,6 +13,7 @@ import { domainRoutes } from './routes/domains.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { templateRoutes } from './routes/templates.ts';
+import { complaintRoutes } from './routes/complaints.ts';
 import { sendRoutes } from './routes/send.ts';
 import { trackRoutes } from './routes/track.ts';
 
@@ -20,6 +21,7 @@ import { trackRoutes } from './routes/track.ts';
 export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...accountRoutes(p),
   ...sendRoutes(p),
+  ...complaintRoutes(p),
   ...trackRoutes(p),
   ...jobRoutes(p),
   ...contactRoutes(p),

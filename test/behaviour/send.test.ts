@@ -240,5 +240,30 @@ describe('POST /v1/send', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(instance.smtp.messages.filter((m) => m.rcptTo.includes(to))).toHaveLength(1);
   });
+
+  it('a spam complaint, from a feedback report quoting the message, records email.complaint and unsubscribes', async () => {
+    const to = address('complainer');
+    await project.api.post('/contacts', { email: to, subscribed: true });
+    const sent = await project.api.post('/v1/send', { to, from: `x@${domain.domain}`, subject: 'deal', body: 'deal' });
+    const mail = await received(to);
+    const report = [
+      'Content-Type: message/feedback-report', '', 'Feedback-Type: abuse', 'User-Agent: SomeISP/1.0', '',
+      '--quoted original--', `From: x@${domain.domain}`, `Message-ID:`, ` ${mail.parsed.messageId}`, 'Subject: deal', '',
+    ].join('\r\n');
+    const res = await project.api.post('/v1/complaints', { report });
+    expect(res.status).toBe(202);
+    const contactId = sent.body.data.emails[0].contact.id;
+    expect(res.body.data).toEqual({ emailId: sent.body.data.emails[0].email, contactId });
+    await eventually(async () => ((await eventNames(contactId)).includes('email.complaint') ? true : undefined));
+    expect((await project.api.get(`/contacts/${contactId}`)).body.data.subscribed).toBe(false);
+    // Reported twice, recorded once.
+    expect((await project.api.post('/v1/complaints', { emailId: sent.body.data.emails[0].email })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await eventNames(contactId)).filter((n) => n === 'email.complaint')).toHaveLength(1);
+    // Nothing of ours in the report, or another project's email: refused.
+    expect((await project.api.post('/v1/complaints', { report: 'Message-ID: <abc@elsewhere>' })).status).toBe(422);
+    const other = await newProject(instance, 'Other');
+    expect((await other.api.post('/v1/complaints', { emailId: sent.body.data.emails[0].email })).status).toBe(404);
+  });
 });
 
