@@ -11,6 +11,7 @@ import { ensureEventIndexes } from '../domain/events/collection.ts';
 import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
 import { ensureEmailIndexes } from '../domain/mail/outbound.ts';
 import { startEmailResults } from '../domain/mail/results.ts';
+import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
 import type { Config } from './config.ts';
 import type { Platform } from './platform.ts';
@@ -60,6 +61,7 @@ export async function boot(
   await ensureEmailIndexes(store);
   await ensureJobIndexes(store);
   await ensureTemplateIndexes(store);
+  await ensureSegmentIndexes(store);
 
   if (roles.api) {
     actors.register(contactActor(platform));

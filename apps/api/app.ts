@@ -12,6 +12,7 @@ import { contactRoutes } from './routes/contacts.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { segmentRoutes } from './routes/segments.ts';
 import { templateRoutes } from './routes/templates.ts';
 import { complaintRoutes } from './routes/complaints.ts';
 import { sendRoutes } from './routes/send.ts';
@@ -26,6 +27,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...jobRoutes(p),
   ...contactRoutes(p),
   ...eventRoutes(p),
+  ...segmentRoutes(p),
   ...templateRoutes(p),
   ...domainRoutes(p),
 ];

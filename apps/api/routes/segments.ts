@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import {
+  createSegmentSchema,
+  membersSchema,
+  patchSegmentSchema,
+  segmentContactsQuery,
+  segmentContactsSchema,
+  segmentListItemSchema,
+  segmentSchema,
+} from '../../../domain/segments/schema.ts';
+import {
+  addSegmentMembers,
+  createSegment,
+  deleteSegment,
+  getSegment,
+  listSegmentContacts,
+  listSegments,
+  patchSegment,
+  removeSegmentMembers,
+} from '../../../domain/segments/service.ts';
+import type { Platform } from '../../../runtime/platform.ts';
+import { route, type RouteSpec } from '../http/route.ts';
+import { idParams } from './common.ts';
+
+export function segmentRoutes(p: Platform): RouteSpec[] {
+  return [
+    route({
+      method: 'get', path: '/segments', tag: 'Segments', auth: 'secret',
+      summary: 'List segments, newest first, each with its current member count',
+      response: z.array(segmentListItemSchema),
+      handle: ({ auth }) => listSegments(p, auth.projectId),
+    }),
+    route({
+      method: 'post', path: '/segments', tag: 'Segments', auth: 'secret', status: 201, errors: [409],
+      summary: 'Create a DYNAMIC segment (with a condition) or a STATIC one (with members); the slug must be new in the project',
+      body: createSegmentSchema,
+      response: segmentSchema,
+      handle: ({ auth, body }) => createSegment(p, auth.projectId, body),
+    }),
+    route({
+      method: 'get', path: '/segments/:id', tag: 'Segments', auth: 'secret', errors: [404],
+      summary: 'One segment with its current member count',
+      params: idParams,
+      response: segmentSchema,
+      handle: ({ auth, params }) => getSegment(p, auth.projectId, params.id),
+    }),
+    route({
+      method: 'patch', path: '/segments/:id', tag: 'Segments', auth: 'secret', errors: [404, 409],
+      summary: 'Change name, description, condition (DYNAMIC only) or trackMembership',
+      params: idParams,
+      body: patchSegmentSchema,
+      response: segmentSchema,
+      handle: ({ auth, params, body }) => patchSegment(p, auth.projectId, params.id, body),
+    }),
+    route({
+      method: 'delete', path: '/segments/:id', tag: 'Segments', auth: 'secret', status: 204, errors: [404],
+      summary: 'Delete a segment; campaigns and workflows that name it stop finding it',
+      params: idParams,
+      handle: ({ auth, params }) => deleteSegment(p, auth.projectId, params.id),
+    }),
+    route({
+      method: 'get', path: '/segments/:id/contacts', tag: 'Segments', auth: 'secret', errors: [404],
+      summary: 'The contacts currently in the segment, newest first, page-numbered',
+      params: idParams,
+      query: segmentContactsQuery,
+      response: segmentContactsSchema,
+      handle: ({ auth, params, query }) => listSegmentContacts(p, auth.projectId, params.id, query),
+    }),
+    route({
+      method: 'post', path: '/segments/:id/members', tag: 'Segments', auth: 'secret', errors: [404, 409],
+      summary: 'Add contacts to a STATIC segment by email (at most 1,000); unknown emails become contacts',
+      params: idParams,
+      body: membersSchema,
+      response: z.object({ added: z.number().int(), created: z.number().int(), alreadyMembers: z.number().int() }),
+      handle: ({ auth, params, body }) => addSegmentMembers(p, auth.projectId, params.id, body.emails),
+    }),
+    route({
+      method: 'delete', path: '/segments/:id/members', tag: 'Segments', auth: 'secret', errors: [404, 409],
+      summary: 'Remove contacts from a STATIC segment by email (at most 1,000)',
+      params: idParams,
+      body: membersSchema,
+      response: z.object({ removed: z.number().int(), notMembers: z.number().int() }),
+      handle: ({ auth, params, body }) => removeSegmentMembers(p, auth.projectId, params.id, body.emails),
+    }),
+  ];
+}

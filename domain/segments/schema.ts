@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { contactSchema, emailSchema } from '../contacts/schema.ts';
+import { SEGMENT_TYPES } from './collection.ts';
+import { FILTER_OPERATORS, TIME_UNITS } from './filter.ts';
+
+export const MAX_NAME = 200;
+export const MAX_DESCRIPTION = 1000;
+export const MAX_EMAILS_PER_CALL = 1000;
+
+const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
+const descriptionSchema = z.string().max(MAX_DESCRIPTION);
+
+/**
+ * The condition is checked by the compiler (domain/segments/filter.ts), which names a bad
+ * filter by its path; the schema here only documents its shape.
+ */
+export const conditionInput = z
+  .unknown()
+  .describe(
+    `FilterCondition {logic: "AND"|"OR", groups: [{filters: [{field, operator, value?, unit?}]}]}; ` +
+      `operators: ${FILTER_OPERATORS.join(', ')}; units: ${TIME_UNITS.join(', ')}`,
+  );
+
+export const createSegmentSchema = z.strictObject({
+  name: nameSchema,
+  type: z.enum(SEGMENT_TYPES).default('DYNAMIC'),
+  condition: conditionInput.optional().describe('Required for DYNAMIC, refused for STATIC'),
+  description: descriptionSchema.nullable().optional(),
+  trackMembership: z.boolean().default(false),
+});
+export type CreateSegmentInput = z.output<typeof createSegmentSchema>;
+
+/** Only given fields change; null clears the description; {} is refused. */
+export const patchSegmentSchema = z
+  .strictObject({
+    name: nameSchema.optional(),
+    description: descriptionSchema.nullable().optional(),
+    condition: conditionInput.optional().describe('DYNAMIC segments only'),
+    trackMembership: z.boolean().optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Give at least one field to change' });
+export type PatchSegmentInput = z.output<typeof patchSegmentSchema>;
+
+export const membersSchema = z.strictObject({
+  emails: z.array(emailSchema).min(1, 'Give at least one email').max(MAX_EMAILS_PER_CALL, `At most ${MAX_EMAILS_PER_CALL} emails per call`),
+});
+
+export const segmentContactsQuery = z.object({
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});
+export type SegmentContactsQuery = z.output<typeof segmentContactsQuery>;
+
+const filterSchema = z.object({
+  field: z.string(),
+  operator: z.enum(FILTER_OPERATORS),
+  value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  unit: z.enum(TIME_UNITS).optional(),
+});
+
+export const segmentSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  slug: z.string().describe('Name lower-cased, whitespace as hyphens; names the segment.<slug>.entry|exit events'),
+  type: z.enum(SEGMENT_TYPES),
+  description: z.string().nullable(),
+  condition: z.object({ logic: z.enum(['AND', 'OR']), groups: z.array(z.object({ filters: z.array(filterSchema) })) }).nullable(),
+  memberCount: z.number().int(),
+  trackMembership: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Segment = z.infer<typeof segmentSchema>;
+
+export const segmentListItemSchema = segmentSchema.pick({ id: true, name: true, type: true, memberCount: true, trackMembership: true, createdAt: true });
+
+export const segmentContactsSchema = z.object({
+  contacts: z.array(contactSchema),
+  page: z.number().int(),
+  pageSize: z.number().int(),
+  total: z.number().int(),
+  totalPages: z.number().int(),
+});

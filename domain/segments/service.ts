@@ -1,0 +1,253 @@
+import { contactActorClient } from '../../actors/contact/client.ts';
+import { DuplicateKeyError, type Filter } from '../../ports/store.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { contacts, toContact } from '../contacts/collection.ts';
+import { dataFieldTypes, type DataType } from '../contacts/data-types.ts';
+import { resolveContact } from '../contacts/service.ts';
+import { AppError, invalid, notFound } from '../errors.ts';
+import { newId, nowIso } from '../ids.ts';
+import { memberId, segmentMembers, segments, slugOf, type SegmentDoc, type SegmentMemberDoc } from './collection.ts';
+import { compileCondition, type FilterCondition } from './filter.ts';
+import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
+
+/** Loads a segment of this project; another project's id is simply not found. */
+export async function getSegmentDoc(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {
+  const doc = await segments(p.store).findOne({ _id: id, projectId });
+  if (!doc) throw notFound('Segment');
+  return doc;
+}
+
+/**
+ * The store filter selecting a segment's contacts: one indexed query on `contacts`. Data key
+ * types are read now, so a key that changed type since the segment was saved compiles leniently
+ * (see CompileOptions.strictTypes) instead of failing.
+ */
+export async function segmentContactFilter(
+  p: Platform,
+  segment: SegmentDoc,
+  types?: Record<string, DataType>,
+  now = new Date(),
+): Promise<Filter> {
+  const known = types ?? (await dataFieldTypes(p.store, segment.projectId));
+  return { projectId: segment.projectId, ...compileCondition(segment.condition, { now, types: known, strictTypes: false }) };
+}
+
+/** Current member count: one count on `contacts` (DYNAMIC) or on `segment_members` (STATIC). */
+async function memberCount(p: Platform, segment: SegmentDoc, types?: Record<string, DataType>): Promise<number> {
+  if (segment.type === 'STATIC') return segmentMembers(p.store).countDocuments({ projectId: segment.projectId, segmentId: segment._id });
+  return contacts(p.store).countDocuments(await segmentContactFilter(p, segment, types));
+}
+
+const toSegment = (doc: SegmentDoc, count: number): Segment => ({
+  id: doc._id,
+  name: doc.name,
+  slug: doc.slug,
+  type: doc.type,
+  description: doc.description ?? null,
+  condition: doc.condition ?? null,
+  memberCount: count,
+  trackMembership: doc.trackMembership,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+/** Checks a condition against the project's current data key types: a 422 names each bad filter. */
+async function checkCondition(p: Platform, projectId: string, condition: unknown): Promise<FilterCondition> {
+  compileCondition(condition, { now: new Date(), types: await dataFieldTypes(p.store, projectId) });
+  return condition as FilterCondition;
+}
+
+const slugTaken = (slug: string) =>
+  new AppError('CONFLICT', `A segment with the slug "${slug}" already exists in this project`, {
+    suggestion: 'Choose another name: the slug is the name lower-cased with spaces as hyphens.',
+  });
+
+export async function createSegment(p: Platform, projectId: string, input: CreateSegmentInput): Promise<Segment> {
+  let condition: FilterCondition | null = null;
+  if (input.type === 'STATIC') {
+    if (input.condition !== undefined) throw invalid('condition', 'A STATIC segment has members, not a condition', 'not_allowed');
+  } else {
+    if (input.condition === undefined) throw invalid('condition', 'A DYNAMIC segment needs a condition', 'required');
+    condition = await checkCondition(p, projectId, input.condition);
+  }
+  const at = nowIso();
+  const doc: SegmentDoc = {
+    _id: newId(),
+    projectId,
+    name: input.name,
+    slug: slugOf(input.name),
+    type: input.type,
+    description: input.description ?? null,
+    condition,
+    trackMembership: input.trackMembership,
+    createdAt: at,
+    updatedAt: at,
+  };
+  try {
+    await segments(p.store).insertOne(doc);
+  } catch (err) {
+    if (err instanceof DuplicateKeyError) throw slugTaken(doc.slug);
+    throw err;
+  }
+  return toSegment(doc, await memberCount(p, doc));
+}
+
+export async function getSegment(p: Platform, projectId: string, id: string): Promise<Segment> {
+  const doc = await getSegmentDoc(p, projectId, id);
+  return toSegment(doc, await memberCount(p, doc));
+}
+
+/** Newest first, each with its current member count. */
+export async function listSegments(p: Platform, projectId: string) {
+  const docs = await segments(p.store).find({ projectId }, { sort: { _id: -1 } });
+  const types = docs.some((d) => d.type === 'DYNAMIC') ? await dataFieldTypes(p.store, projectId) : {};
+  return Promise.all(
+    docs.map(async (doc) => {
+      const { id, name, type, memberCount: count, trackMembership, createdAt } = toSegment(doc, await memberCount(p, doc, types));
+      return { id, name, type, memberCount: count, trackMembership, createdAt };
+    }),
+  );
+}
+
+/** PATCH: only given fields change. A condition applies to DYNAMIC segments only (409 otherwise). */
+export async function patchSegment(p: Platform, projectId: string, id: string, input: PatchSegmentInput): Promise<Segment> {
+  const current = await getSegmentDoc(p, projectId, id);
+  const set: Partial<SegmentDoc> = { updatedAt: nowIso() };
+  if (input.condition !== undefined) {
+    if (current.type === 'STATIC') {
+      throw new AppError('INVALID_STATE', 'A STATIC segment has members, not a condition', {
+        suggestion: 'Change its members through /segments/:id/members, or create a DYNAMIC segment.',
+      });
+    }
+    set.condition = await checkCondition(p, projectId, input.condition);
+  }
+  if (input.name !== undefined) Object.assign(set, { name: input.name, slug: slugOf(input.name) });
+  if (input.description !== undefined) set.description = input.description;
+  if (input.trackMembership !== undefined) set.trackMembership = input.trackMembership;
+  let updated: SegmentDoc | null;
+  try {
+    updated = await segments(p.store).findOneAndUpdate({ _id: id, projectId }, { $set: set });
+  } catch (err) {
+    if (err instanceof DuplicateKeyError) throw slugTaken(set.slug!);
+    throw err;
+  }
+  if (!updated) throw notFound('Segment');
+  return toSegment(updated, await memberCount(p, updated));
+}
+
+/** 204; campaigns and workflows that name it stop finding it. Static members go with it. */
+export async function deleteSegment(p: Platform, projectId: string, id: string): Promise<void> {
+  const deleted = await segments(p.store).deleteOne({ _id: id, projectId });
+  if (deleted === 0) throw notFound('Segment');
+  await segmentMembers(p.store).deleteMany({ projectId, segmentId: id });
+}
+
+/**
+ * A page of the contacts currently in the segment, newest contact first. DYNAMIC: one sorted,
+ * skipped and limited find on `contacts` (and one count). STATIC: a page of `segment_members`,
+ * then those contacts by `_id`.
+ */
+export async function listSegmentContacts(p: Platform, projectId: string, id: string, query: SegmentContactsQuery) {
+  const segment = await getSegmentDoc(p, projectId, id);
+  const skip = (query.page - 1) * query.pageSize;
+  let page: ReturnType<typeof toContact>[];
+  let total: number;
+  if (segment.type === 'DYNAMIC') {
+    const filter = await segmentContactFilter(p, segment);
+    const [docs, count] = await Promise.all([
+      contacts(p.store).find(filter, { sort: { _id: -1 }, skip, limit: query.pageSize }),
+      contacts(p.store).countDocuments(filter),
+    ]);
+    page = docs.map(toContact);
+    total = count;
+  } else {
+    const members = { projectId, segmentId: id };
+    // Member ids are `<segmentId>/<contactId>`, so their order is the contacts' creation order.
+    const [rows, count] = await Promise.all([
+      segmentMembers(p.store).find(members, { sort: { _id: -1 }, skip, limit: query.pageSize, projection: { contactId: 1 } }),
+      segmentMembers(p.store).countDocuments(members),
+    ]);
+    const ids = rows.map((r) => r.contactId);
+    const docs = ids.length ? await contacts(p.store).find({ _id: { $in: ids }, projectId }) : [];
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    page = ids.flatMap((cid) => (byId.has(cid) ? [toContact(byId.get(cid)!)] : []));
+    total = count;
+  }
+  return { contacts: page, page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
+}
+
+async function getStaticSegment(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {
+  const segment = await getSegmentDoc(p, projectId, id);
+  if (segment.type !== 'STATIC') {
+    throw new AppError('INVALID_STATE', 'Members can be added to and removed from STATIC segments only', {
+      suggestion: 'A DYNAMIC segment’s members follow its condition; change the condition instead.',
+    });
+  }
+  return segment;
+}
+
+/** Runs `work` over `items` with at most `width` at a time, keeping the order of results. */
+async function inBatches<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+  return out;
+}
+
+/**
+ * POST /segments/:id/members: adds contacts by email; an unknown email becomes a new contact
+ * (subscribed, as with POST /contacts). Repeated emails count once.
+ */
+export async function addSegmentMembers(p: Platform, projectId: string, id: string, emails: string[]) {
+  await getStaticSegment(p, projectId, id);
+  const unique = [...new Set(emails)];
+  const known = await contacts(p.store).find({ projectId, email: { $in: unique } }, { projection: { email: 1 } });
+  const idByEmail = new Map(known.map((c) => [c.email, c._id]));
+  let created = 0;
+  await inBatches(
+    unique.filter((email) => !idByEmail.has(email)),
+    20,
+    async (email) => {
+      const contact = await resolveContact(p, projectId, email, true);
+      // The contact's actor adopts it in its first turn, as after POST /contacts.
+      if (contact.created) {
+        await contactActorClient(p, contact.id).upsert({});
+        created++;
+      }
+      idByEmail.set(email, contact.id);
+    },
+  );
+
+  const contactIds = unique.map((email) => idByEmail.get(email)!);
+  const members = segmentMembers(p.store);
+  const existing = await members.find({ _id: { $in: contactIds.map((cid) => memberId(id, cid)) } }, { projection: { _id: 1 } });
+  const already = new Set(existing.map((m) => m._id));
+  const at = nowIso();
+  const fresh: SegmentMemberDoc[] = contactIds
+    .filter((cid) => !already.has(memberId(id, cid)))
+    .map((contactId) => ({ _id: memberId(id, contactId), projectId, segmentId: id, contactId, addedAt: at }));
+  let added = fresh.length;
+  try {
+    await members.insertMany(fresh);
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    // A concurrent add got some of them first: add the rest one by one and count what we added.
+    added = 0;
+    for (const doc of fresh) {
+      const { _id, ...fields } = doc;
+      const result = await members.updateOne({ _id }, { $setOnInsert: { _id, ...fields } }, { upsert: true });
+      if (result.upsertedId) added++;
+    }
+  }
+  return { added, created, alreadyMembers: unique.length - added };
+}
+
+/** DELETE /segments/:id/members: removes contacts by email; unknown emails count as not members. */
+export async function removeSegmentMembers(p: Platform, projectId: string, id: string, emails: string[]) {
+  await getStaticSegment(p, projectId, id);
+  const unique = [...new Set(emails)];
+  const found = await contacts(p.store).find({ projectId, email: { $in: unique } }, { projection: { _id: 1 } });
+  const removed = found.length
+    ? await segmentMembers(p.store).deleteMany({ _id: { $in: found.map((c) => memberId(id, c._id)) } })
+    : 0;
+  return { removed, notMembers: unique.length - removed };
+}
