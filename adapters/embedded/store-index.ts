@@ -1,11 +1,11 @@
 /**
  * Secondary indexes of the embedded store: a map from the tuple of a document's values for the
- * index fields to the documents holding that tuple (the stored objects themselves, so a lookup
- * reads them without going through the collection's `_id` map: on a big bucket that lookup per
- * document, a cache miss or more each, cost more than the rest of the scan). Every write moves
- * the document's new version into its buckets (see move). Like MongoDB, a field holding an array is indexed
- * once per element ("multikey") and a missing field is indexed as null (so a unique index allows
- * only one document without the field).
+ * index fields to the documents holding that tuple. Buckets hold the stored objects themselves,
+ * so a scan of a bucket reads them without a lookup in the collection's `_id` map per document
+ * (a cache miss or more each, which cost more than the rest of a big scan); every write moves
+ * the document's new version into its buckets (see move). Like MongoDB, a field holding an array
+ * is indexed once per element ("multikey") and a missing field is indexed as null (so a unique
+ * index allows only one document without the field).
  *
  * While no document meets an array on an index's paths, the index is exact for plain equality:
  * a document is in the bucket of `[v1, v2]` exactly when MongoDB's (and mingo's) `{f1: v1, f2: v2}`

@@ -384,6 +384,8 @@ interface QueryPlan {
   rest: Matcher | undefined;
   /** The number of matches when the candidates need no test at all. */
   count: number | undefined;
+  /** mingo's query for the whole filter, compiled when a document first needs it. */
+  full?: Matcher;
 }
 
 interface Matcher {
@@ -398,11 +400,18 @@ interface Matcher {
  * decides the equalities for a document that has an array on the way.
  */
 function planQuery(state: CollectionState, filter: Filter): QueryPlan {
+  const fields = Object.keys(filter);
+  if (fields.length === 1 && fields[0] === '_id' && typeof filter._id === 'string') {
+    // The commonest query, `{_id: 'x'}`, short of the general planning below.
+    const doc = state.docs.get(filter._id);
+    return { filter, candidates: doc ? [doc] : [], equalities: [], rest: undefined, count: doc ? 1 : 0 };
+  }
   const equalities: Equality[] = [];
   let rest: Filter | undefined;
-  for (const field of Object.keys(filter)) {
-    const value = isPlainPath(field) ? exactEqualityValue(filter[field]) : undefined;
-    if (value !== undefined) equalities.push({ field, parts: field.split('.'), value });
+  for (const field of fields) {
+    const parts = plainPathParts(field);
+    const value = parts && exactEqualityValue(filter[field]);
+    if (value !== undefined) equalities.push({ field, parts: parts!, value });
     // defineProperty: a `__proto__` key must stay a key, for mingo to refuse it as before.
     else Object.defineProperty((rest ??= {}), field, { value: filter[field], enumerable: true, configurable: true, writable: true });
   }
@@ -456,23 +465,23 @@ function planQuery(state: CollectionState, filter: Filter): QueryPlan {
  * false.
  */
 function scan(state: CollectionState, plan: QueryPlan, visit: (doc: Doc) => boolean): void {
-  const { equalities, rest } = plan;
-  let full: Matcher | undefined;
-  const matches = (doc: Doc): boolean => {
-    let undecided = false;
-    for (const equality of equalities) {
-      const result = testEquality(doc, equality);
-      if (result === false) return false;
-      if (result === undefined) undecided = true;
-    }
-    if (undecided) return (full ??= compileQuery(plan.filter)).test(doc);
-    return rest === undefined || rest.test(doc);
-  };
-  const test = equalities.length === 0 && rest === undefined ? undefined : matches;
+  const test = plan.equalities.length > 0 || plan.rest !== undefined;
   // Iterate the Map (or bucket) directly: a generator in between costs ~20% on big scans.
   for (const doc of plan.candidates ?? state.docs.values()) {
-    if ((!test || test(doc)) && !visit(doc)) return;
+    if ((!test || matches(plan, doc)) && !visit(doc)) return;
   }
+}
+
+/** Whether a candidate of `plan` matches its filter. */
+function matches(plan: QueryPlan, doc: Doc): boolean {
+  let undecided = false;
+  for (const equality of plan.equalities) {
+    const result = testEquality(doc, equality);
+    if (result === false) return false;
+    if (result === undefined) undecided = true;
+  }
+  if (undecided) return (plan.full ??= compileQuery(plan.filter)).test(doc);
+  return plan.rest === undefined || plan.rest.test(doc);
 }
 
 /**
@@ -498,11 +507,23 @@ function testEquality(doc: Doc, equality: Equality): boolean | undefined {
  * and no name Object.prototype has (mingo refuses `__proto__` and skips inherited names).
  */
 function isPlainPath(path: string): boolean {
-  if (path.length === 0 || path.includes('$')) return false;
-  for (const part of path.split('.')) {
-    if (part.length === 0 || part in Object.prototype) return false;
+  return plainPathParts(path) !== undefined;
+}
+
+/** The parts of a plain path (see isPlainPath), or undefined. */
+function plainPathParts(path: string): string[] | undefined {
+  if (path.length === 0 || path.includes('$')) return undefined;
+  const parts = path.split('.');
+  for (const part of parts) {
+    if (part.length === 0 || part in Object.prototype) return undefined;
   }
-  return true;
+  return parts;
+}
+
+/** Whether one path is the other or lies inside it (`a` and `a.b`, not `a` and `ab`). */
+function overlaps(a: string, b: string): boolean {
+  if (a.length > b.length) return overlaps(b, a);
+  return b.startsWith(a) && (b.length === a.length || b[a.length] === '.');
 }
 
 /** The query operators only: the default context copies ~200 operators into every Query. */
@@ -568,10 +589,9 @@ interface Ranked {
  */
 function topMatches(state: CollectionState, filter: Filter, sort: Record<string, 1 | -1>, k: number): Doc[] | undefined {
   const fields = Object.keys(sort);
-  if (!fields.every(isPlainPath)) return undefined;
+  if (!fields.every((field) => isPlainPath(field) && (sort[field] === 1 || sort[field] === -1))) return undefined;
   const paths = fields.map((field) => field.split('.'));
-  const directions = fields.map((field) => (sort[field] === -1 ? -1 : 1));
-  if (!fields.every((field) => sort[field] === 1 || sort[field] === -1)) return undefined;
+  const directions = fields.map((field) => sort[field]);
 
   const order = (a: Ranked, b: Ranked): number => {
     for (let i = 0; i < paths.length; i++) {
@@ -681,6 +701,7 @@ function project(doc: Doc, fields: string[]): Doc {
 
 /** The first change that would duplicate an `_id` or a unique index key, if any. */
 function findConflict(state: CollectionState, changes: Change[]): { at: number; key: string } | undefined {
+  if (changes.length === 1) return findConflictOfOne(state, changes[0]);
   // Documents this write moves or deletes may give up their keys; inserted ones hold none yet.
   const changing = new Set(changes.filter((change) => change.before).map((change) => change.id));
   const newIds = new Set<string>();
@@ -702,6 +723,20 @@ function findConflict(state: CollectionState, changes: Change[]): { at: number; 
         if (heldElsewhere || claimedInBatch) return { at, key: describeKey(index, key) };
         keys.set(key, change.id);
       }
+    }
+  }
+  return undefined;
+}
+
+/** findConflict for a write of one document: no batch to check against, no Sets to build. */
+function findConflictOfOne(state: CollectionState, change: Change): { at: number; key: string } | undefined {
+  const after = change.after?.doc;
+  if (!after) return undefined;
+  if (!change.before && state.docs.has(change.id)) return { at: 0, key: `_id: ${JSON.stringify(change.id)}` };
+  for (const index of state.indexes) {
+    if (!index.unique) continue;
+    for (const key of index.keysOf(after)) {
+      for (const { _id: owner } of index.docs(key)) if (owner !== change.id) return { at: 0, key: describeKey(index, key) };
     }
   }
   return undefined;
@@ -820,18 +855,18 @@ const SIMPLE_OPERATORS = new Set(['$set', '$unset', '$inc', '$min', '$max']);
  * field"), or FALL_BACK for anything else, which mingo then does as before (including throwing).
  */
 function simpleUpdate(doc: Doc, operators: Update): Doc | undefined | typeof FALL_BACK {
-  const paths: string[] = [];
-  for (const [operator, fields] of Object.entries(operators)) {
+  // In mingo's order: operator by operator, field by field.
+  const steps: { operator: string; path: string; parts: string[]; operand: unknown }[] = [];
+  for (const operator of Object.keys(operators)) {
+    const fields = operators[operator];
     if (!SIMPLE_OPERATORS.has(operator) || !isPlainObject(fields)) return FALL_BACK;
     for (const path of Object.keys(fields)) {
-      if (!isPlainPath(path) || path === '_id' || path.startsWith('_id.')) return FALL_BACK;
-      paths.push(path);
+      const parts = plainPathParts(path);
+      if (!parts || parts[0] === '_id') return FALL_BACK;
+      // mingo refuses two paths where one is, or contains, the other.
+      for (const step of steps) if (overlaps(step.path, path)) return FALL_BACK;
+      steps.push({ operator, path, parts, operand: fields[path] });
     }
-  }
-  // mingo refuses two paths where one is, or contains, the other.
-  const sorted = paths.sort();
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i] === sorted[i - 1] || sorted[i].startsWith(`${sorted[i - 1]}.`)) return FALL_BACK;
   }
 
   // mingo's updater acts only inside what its typeOf calls an object, which an own `constructor`
@@ -840,69 +875,68 @@ function simpleUpdate(doc: Doc, operators: Update): Doc | undefined | typeof FAL
   const root: Record<string, unknown> = { ...doc };
   const fresh = new Set<object>([root]);
   let changed = false;
-  for (const [operator, fields] of Object.entries(operators) as [string, Record<string, unknown>][]) {
-    for (const [path, operand] of Object.entries(fields)) {
-      const parts = path.split('.');
-      const leaf = parts.pop()!;
-      // Find (or, except for $unset, create) the parent object, copying the stored ones on the way.
-      let parent: Record<string, unknown> | undefined = root;
-      for (const part of parts) {
-        let child = parent[part];
-        if (child === undefined) {
-          if (operator === '$unset') {
-            parent = undefined;
-            break;
-          }
-          child = {};
-        } else if (!isPlainObject(child) || Object.hasOwn(child, 'constructor')) {
-          return FALL_BACK; // an array, null or a scalar on the way: mingo's rules
-        } else if (!fresh.has(child)) {
-          child = { ...child };
+  for (const { operator, parts, operand } of steps) {
+    const last = parts.length - 1;
+    const leaf = parts[last];
+    // Find (or, except for $unset, create) the parent object, copying the stored ones on the way.
+    let parent: Record<string, unknown> | undefined = root;
+    for (let i = 0; i < last; i++) {
+      const part = parts[i];
+      let child = parent[part];
+      if (child === undefined) {
+        if (operator === '$unset') {
+          parent = undefined;
+          break;
         }
-        fresh.add(child as object);
-        parent[part] = child;
-        parent = child as Record<string, unknown>;
+        child = {};
+      } else if (!isPlainObject(child) || Object.hasOwn(child, 'constructor')) {
+        return FALL_BACK; // an array, null or a scalar on the way: mingo's rules
+      } else if (!fresh.has(child)) {
+        child = { ...child };
       }
-      if (!parent) continue;
-      const current = parent[leaf];
-      let next: unknown;
-      switch (operator) {
-        case '$set': {
-          const value = jsonCopy(operand);
-          if (value === FALL_BACK) return FALL_BACK;
-          if (jsonEqual(current, value)) continue;
-          next = value;
-          break;
-        }
-        case '$unset':
-          if (current === undefined) continue;
-          delete parent[leaf];
-          changed = true;
-          continue;
-        case '$inc': {
-          if (typeof operand !== 'number' || !Number.isFinite(operand)) return FALL_BACK;
-          if (current !== undefined && typeof current !== 'number') return FALL_BACK;
-          next = ((current as number | undefined) || 0) + operand;
-          if (!Number.isFinite(next)) return FALL_BACK;
-          if (next === current) continue;
-          break;
-        }
-        case '$min':
-        case '$max': {
-          if (!(typeof operand === 'string' || (typeof operand === 'number' && Number.isFinite(operand)))) return FALL_BACK;
-          if (current !== undefined) {
-            if (typeof current !== typeof operand) return FALL_BACK;
-            const value = current as string | number;
-            const keep = operator === '$min' ? value <= operand : value >= operand;
-            if (keep) continue;
-          }
-          next = operand === 0 ? 0 : operand; // -0 is 0 in JSON
-          break;
-        }
-      }
-      parent[leaf] = next;
-      changed = true;
+      fresh.add(child as object);
+      parent[part] = child;
+      parent = child as Record<string, unknown>;
     }
+    if (!parent) continue;
+    const current = parent[leaf];
+    let next: unknown;
+    switch (operator) {
+      case '$set': {
+        const value = jsonCopy(operand);
+        if (value === FALL_BACK) return FALL_BACK;
+        if (jsonEqual(current, value)) continue;
+        next = value;
+        break;
+      }
+      case '$unset':
+        if (current === undefined) continue;
+        delete parent[leaf];
+        changed = true;
+        continue;
+      case '$inc': {
+        if (typeof operand !== 'number' || !Number.isFinite(operand)) return FALL_BACK;
+        if (current !== undefined && typeof current !== 'number') return FALL_BACK;
+        next = ((current as number | undefined) || 0) + operand;
+        if (!Number.isFinite(next)) return FALL_BACK;
+        if (next === current) continue;
+        break;
+      }
+      case '$min':
+      case '$max': {
+        if (!(typeof operand === 'string' || (typeof operand === 'number' && Number.isFinite(operand)))) return FALL_BACK;
+        if (current !== undefined) {
+          if (typeof current !== typeof operand) return FALL_BACK;
+          const value = current as string | number;
+          const keep = operator === '$min' ? value <= operand : value >= operand;
+          if (keep) continue;
+        }
+        next = operand === 0 ? 0 : operand; // -0 is 0 in JSON
+        break;
+      }
+    }
+    parent[leaf] = next;
+    changed = true;
   }
   return changed ? (root as Doc) : undefined;
 }

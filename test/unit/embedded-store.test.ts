@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Query as MingoQuery, aggregate as mingoAggregate, find as mingoFind } from 'mingo';
+import { update as mingoUpdate } from 'mingo/updater';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedStore } from '../../adapters/embedded/store.ts';
-import { DuplicateKeyError, type Collection, type Doc } from '../../ports/store.ts';
+import { DuplicateKeyError, type Collection, type Doc, type Filter, type Update } from '../../ports/store.ts';
 
 type Contact = Doc & {
   projectId: string;
@@ -440,5 +442,462 @@ describe('scale', () => {
     expect(pro).toBe(50_000);
     expect(await contacts.findOne({ projectId: 'p1', email: 'c199999@example.com' })).toMatchObject({ _id: 'c199999' });
     console.info(`200k docs: insertMany ${insertMs.toFixed(0)} ms, indexed count ${countMs.toFixed(0)} ms`);
+  });
+});
+
+// ---- fast paths ------------------------------------------------------------------------------
+// The store answers common filters, updates, projections and sorted pages without mingo. Each
+// test below runs many cases through the fast path and checks it returns exactly (JSON text,
+// so key order counts) what mingo returns, and what the store's general path returns (a filter
+// wrapped in `$and` is planned as a full scan tested by mingo; a sort without a limit is mingo's
+// $sort over every match).
+
+const json = (value: unknown) => JSON.stringify(value);
+const roundTrip = <V>(value: V): V => JSON.parse(JSON.stringify(value)) as V;
+const mingoMatches = (docs: Doc[], filter: Filter) => docs.filter((doc) => new MingoQuery(filter).test(doc));
+
+/** Shapes the equality fast path must tell apart: missing, null, arrays, nested arrays, types. */
+const MIXED: Doc[] = [
+  { _id: 'd01', projectId: 'p1', email: 'a@x', n: 1, s: 'b', flag: true, profile: { city: 'Oslo', zip: '0150' }, tags: ['x', 'y'] },
+  { _id: 'd02', projectId: 'p1', email: 'b@x', n: 2, s: 'a', flag: false, profile: { city: 'Bergen' }, tags: 'x' },
+  { _id: 'd03', projectId: 'p1', email: 'c@x', n: '1', s: 'B', flag: 'true', profile: null },
+  { _id: 'd04', projectId: 'p1', n: null, s: null, profile: 'Oslo', tags: [] },
+  { _id: 'd05', projectId: 'p2', email: 'a@x', n: 0, s: '', profile: { city: ['Oslo', 'Bergen'] }, tags: [['x']] },
+  { _id: 'd06', projectId: 'p2', email: 'e@x', n: -3.5, s: 'ä', profile: [{ city: 'Oslo' }, { city: 'Rome' }], tags: ['y'] },
+  { _id: 'd07', projectId: 'p2', email: 'f@x', n: 10, profile: { city: { name: 'Oslo' } }, nested: { deep: { v: 1 } } },
+  { _id: 'd08', projectId: ['p1', 'p2'], email: 'g@x', n: [1, 2], s: 'b', tags: ['x'], events: [{ name: 'open' }, { name: ['click'] }] },
+  { _id: 'd09', email: 'h@x', n: 1, 1: 'one', events: [{ name: 'click' }] },
+  { _id: 'd10', projectId: 'p1', email: 'a@x', n: 1.5, s: 'b', flag: true, profile: { city: 'Oslo' }, nested: { deep: [{ v: 1 }] } },
+  // A multikey index on `pos.0` holds d11 under 'x' (through the element's "0" key), though
+  // mingo reads `pos.0` as the first element, an object: only the test proves it does not match.
+  { _id: 'd11', projectId: 'p3', pos: [{ 0: 'x' }] },
+  { _id: 'd12', projectId: 'p3', pos: ['x'] },
+  { _id: 'd13', projectId: 'p3', pos: { 0: 'x' } },
+];
+/** The same kind of documents with no array on any indexed path: the indexes stay exact. */
+const PLAIN: Doc[] = MIXED.filter((doc) => !['d05', 'd06', 'd08', 'd11', 'd12'].includes(doc._id)).map((doc) => {
+  const { tags: _tags, ...rest } = doc;
+  return rest as Doc;
+});
+const INDEXED = [
+  { keys: { projectId: 1 } },
+  { keys: { projectId: 1, email: 1 } },
+  { keys: { 'profile.city': 1 } },
+  { keys: { n: 1 } },
+  { keys: { flag: 1 } },
+  { keys: { tags: 1 } },
+  { keys: { 'events.name': 1 } },
+  { keys: { 'pos.0': 1 } },
+] as const;
+
+const FILTERS: Filter[] = [
+  {},
+  { _id: 'd01' },
+  { _id: 'nope' },
+  { _id: { $eq: 'd02' } },
+  { _id: 'd01', projectId: 'p1' },
+  { _id: 'd01', projectId: 'p2' },
+  { _id: 'd08', projectId: 'p2' },
+  { _id: 5 },
+  { _id: true, projectId: 'p1' },
+  { _id: 'd01', n: { $gt: 0 } },
+  { _id: { $in: ['d03', 'd01', 'zz', 7] } },
+  { _id: { $in: ['d03', 'd01'] }, projectId: 'p1' },
+  { _id: { $in: [] } },
+  { projectId: 'p1' },
+  { projectId: { $eq: 'p2' } },
+  { projectId: 'p3' },
+  { projectId: 'p1', email: 'a@x' },
+  { projectId: 'p2', email: 'a@x' },
+  { projectId: 'p1', email: { $eq: 'b@x' } },
+  { projectId: 'p1', email: 'a@x', n: 1 },
+  { projectId: 'p1', 'profile.city': 'Oslo' },
+  { 'profile.city': 'Oslo' },
+  { 'profile.city': 'Rome' },
+  { 'profile.city': 'Bergen', projectId: 'p2' },
+  { 'profile.city.name': 'Oslo' },
+  { 'profile.zip': '0150' },
+  { 'profile.zip': 150 },
+  { 'profile.length': 4 },
+  { n: 1 },
+  { n: '1' },
+  { n: 0 },
+  { n: -0 },
+  { n: 2 },
+  { n: 2, s: 'b' },
+  { n: 1.5, flag: true },
+  { n: null },
+  { n: { $eq: null } },
+  { n: undefined },
+  { n: Infinity },
+  { n: NaN },
+  { n: { $gt: 0 } },
+  { n: [1, 2] },
+  { s: '' },
+  { s: 'ä' },
+  { s: 'B' },
+  { s: { $eq: 'b' }, projectId: 'p1' },
+  { flag: true },
+  { flag: 'true' },
+  { flag: false },
+  { flag: { $eq: true }, 'profile.city': 'Oslo' },
+  { tags: 'x' },
+  { tags: ['x'] },
+  { tags: 'y', projectId: 'p2' },
+  { 'tags.0': 'x' },
+  { tags: [] },
+  { 'events.name': 'open' },
+  { 'events.name': 'click' },
+  { 'pos.0': 'x' },
+  { 'pos.0': 'x', projectId: 'p3' },
+  { 1: 'one' },
+  { 'nested.deep.v': 1 },
+  { 'nested.deep': { v: 1 } },
+  { missing: 'x' },
+  { 'missing.deeper': 1 },
+  { projectId: 'p1', email: { $regex: '^[ab]' } },
+  { projectId: 'p1', $or: [{ n: 1 }, { n: 2 }] },
+  { email: 'a@x', n: { $exists: true } },
+  { $and: [{ projectId: 'p1' }, { email: 'a@x' }] },
+  // Operators through the query-only context (and $expr through the full one).
+  { $expr: { $gt: ['$n', 1] } },
+  { projectId: 'p2', $expr: { $eq: ['$email', 'e@x'] } },
+  { $or: [{ s: 'a' }, { $expr: { $eq: ['$n', 10] } }] },
+  { n: { $not: { $gt: 1 } } },
+  { tags: { $all: ['x'] } },
+  { tags: { $size: 2 } },
+  { n: { $type: 'string' } },
+  { $nor: [{ n: 1 }, { projectId: 'p2' }] },
+  { profile: { $elemMatch: { city: 'Oslo' } } },
+  { s: { $in: ['a', null] } },
+  { email: { $nin: ['a@x', 'b@x'] }, projectId: 'p1' },
+];
+
+describe('fast paths agree with mingo', () => {
+  const collections = [
+    { name: 'mixed', docs: MIXED },
+    { name: 'plain', docs: PLAIN },
+  ];
+
+  async function load(name: string, docs: Doc[]): Promise<Collection> {
+    await store.ensureIndexes(name, INDEXED.map((spec) => ({ ...spec })));
+    const collection = store.collection(name);
+    await collection.insertMany(docs);
+    return collection;
+  }
+
+  it('find, findOne and countDocuments on equality, _id, index and mixed filters', async () => {
+    for (const { name, docs } of collections) {
+      const collection = await load(name, docs);
+      const stored = roundTrip(docs);
+      for (const filter of FILTERS) {
+        const label = `${name} ${json(filter)}`;
+        const expected = mingoMatches(stored, filter);
+        expect(json(await collection.find(filter)), label).toBe(json(expected));
+        expect(json(await collection.find({ $and: [filter] })), label).toBe(json(expected));
+        expect(json(await collection.findOne(filter)), label).toBe(json(expected[0] ?? null));
+        expect(json(await collection.find(filter, { limit: 2, skip: 1 })), label).toBe(json(expected.slice(1, 3)));
+        expect(await collection.countDocuments(filter), label).toBe(expected.length);
+      }
+    }
+  });
+
+  it('deletes and updates what the general path would', async () => {
+    for (const filter of FILTERS) {
+      const label = json(filter);
+      const fast = await load('fast', MIXED);
+      const general = await load('general', MIXED);
+      expect(await fast.updateMany(filter, { $set: { hit: true } }), label).toEqual(
+        await general.updateMany({ $and: [filter] }, { $set: { hit: true } }),
+      );
+      expect(await fast.deleteOne(filter), label).toBe(await general.deleteOne({ $and: [filter] }));
+      expect(json(await fast.find({})), label).toBe(json(await general.find({})));
+      await fast.deleteMany({});
+      await general.deleteMany({});
+    }
+  });
+
+  it('keeps index buckets current: new versions in place, multikey documents, deletes', async () => {
+    await store.ensureIndexes('c', [{ keys: { projectId: 1 } }, { keys: { tags: 1 } }]);
+    const c = store.collection('c');
+    // An index answers in the order documents arrived in its bucket, a scan in insertion order
+    // (as before the fast paths): compare the sets, and assert the order where it is meant.
+    const byId = (docs: Doc[]) => json([...docs].sort((a, b) => (a._id < b._id ? -1 : 1)));
+    const same = async (filter: Filter) => {
+      const found = await c.find(filter);
+      const expected = await c.find({ $and: [filter] });
+      expect(byId(found), json(filter)).toBe(byId(expected));
+      expect(await c.countDocuments(filter), json(filter)).toBe(expected.length);
+      return found.map((doc) => doc._id);
+    };
+    await c.insertMany([
+      { _id: 'a', projectId: 'p1', tags: 'x', v: 1 },
+      { _id: 'b', projectId: 'p1', tags: 'y', v: 1 },
+      { _id: 'c', projectId: 'p1', tags: 'x', v: 1 },
+    ]);
+    await c.updateOne({ _id: 'a' }, { $inc: { v: 1 } }); // same keys: keeps its place, new version
+    expect(await c.find({ projectId: 'p1' })).toMatchObject([{ _id: 'a', v: 2 }, { _id: 'b' }, { _id: 'c' }]);
+    expect(await same({ projectId: 'p1' })).toEqual(['a', 'b', 'c']);
+    await c.replaceOne({ _id: 'b' }, { _id: 'b', projectId: 'p1', tags: ['x', 'z'], v: 3 }); // becomes multikey
+    expect(await same({ tags: 'x' })).toEqual(['a', 'c', 'b']);
+    expect(await same({ tags: 'z', projectId: 'p1' })).toEqual(['b']);
+    expect(await same({ tags: 'y' })).toEqual([]);
+    await c.updateOne({ _id: 'b' }, { $set: { tags: 'y' } }); // no longer multikey
+    expect(await same({ tags: 'x' })).toEqual(['a', 'c']);
+    expect(await same({ tags: 'y' })).toEqual(['b']);
+    await c.updateOne({ _id: 'c' }, { $set: { projectId: 'p2' } }); // key change: moves
+    expect(await same({ projectId: 'p1' })).toEqual(['a', 'b']);
+    expect(await same({ projectId: 'p2' })).toEqual(['c']);
+    await c.deleteOne({ _id: 'a' });
+    expect(await same({ projectId: 'p1' })).toEqual(['b']);
+    expect(await same({ tags: 'x' })).toEqual(['c']);
+    await reopen();
+    const reopened = store.collection('c');
+    await store.ensureIndexes('c', [{ keys: { projectId: 1 } }, { keys: { tags: 1 } }]);
+    expect(await reopened.find({ projectId: 'p1' })).toEqual([{ _id: 'b', projectId: 'p1', tags: 'y', v: 3 }]);
+  });
+
+  it('projections of top-level fields, with _id first or last as mingo orders them', async () => {
+    const collection = await load('mixed', MIXED);
+    const stored = roundTrip(MIXED);
+    const projections: Record<string, 0 | 1>[] = [
+      { _id: 1 },
+      { email: 1 },
+      { email: 1, n: 1 },
+      { n: 1, email: 1 },
+      { profile: 1, tags: 1 },
+      { missing: 1 },
+      { _id: 1, email: 1 },
+      { s: 1, _id: 1 },
+      { 1: 1, n: 1 },
+      { 'profile.city': 1 }, // these three go to mingo
+      { email: 0 },
+      { _id: 0, email: 1 },
+    ];
+    for (const projection of projections) {
+      for (const filter of [{}, { _id: 'd01' }, { projectId: 'p1' }]) {
+        const label = `${json(projection)} ${json(filter)}`;
+        const expected = mingoFind(mingoMatches(stored, filter), {}, projection).all();
+        expect(json(await collection.find(filter, { projection })), label).toBe(json(expected));
+      }
+    }
+    const [copy] = await collection.find({ _id: 'd01' }, { projection: { profile: 1 } });
+    (copy.profile as { city: string }).city = 'changed';
+    expect(await collection.findOne({ _id: 'd01' })).toMatchObject({ profile: { city: 'Oslo' } });
+  });
+
+  it('sorted pages (top-k) equal a full sort then a slice', async () => {
+    await store.ensureIndexes('sorted', [{ keys: { projectId: 1 } }]);
+    const collection = store.collection('sorted');
+    const docs: Doc[] = [];
+    const keys = ['b', 'a', 3, null, undefined, 'B', -1, 'a', 3, '', 'ä', 10, 'b', undefined, 2.5, null];
+    for (let i = 0; i < 48; i++) {
+      const k = keys[i % keys.length];
+      docs.push({
+        _id: `s${String(47 - i).padStart(2, '0')}`, // _id order is the reverse of insertion order
+        projectId: i % 3 === 0 ? 'p2' : 'p1',
+        ...(k === undefined ? {} : { k }),
+        k2: i % 4,
+        o: i % 5 === 0 ? { v: 'x' } : i % 5 === 1 ? {} : i % 5 === 2 ? null : { v: i % 7 },
+      });
+    }
+    docs[7].mixed = true; // a boolean sort key: top-k gives way to mingo
+    docs[9].arr = [1, 2];
+    docs[11].o = [{ v: 1 }];
+    docs[13].o = 'a string on the way';
+    await collection.insertMany(docs);
+    const sorts: Record<string, 1 | -1>[] = [
+      { k: 1 },
+      { k: -1 },
+      { k: 1, _id: -1 },
+      { k2: -1, k: 1 },
+      { _id: -1 },
+      { _id: 1 },
+      { 'o.v': 1 },
+      { 'o.v': -1, k2: 1 },
+      { mixed: 1 },
+      { arr: -1 },
+      { k: 1, missing: -1 },
+    ];
+    const pages = [
+      [0, 1],
+      [0, 3],
+      [2, 3],
+      [0, 100],
+      [5, 2],
+      [47, 5],
+      [100, 1],
+    ];
+    for (const filter of [{}, { projectId: 'p1' }, { k: { $exists: true } }, { k2: 1 }]) {
+      for (const sort of sorts) {
+        const all = await collection.find(filter, { sort }); // the general path: mingo's $sort
+        const reference = mingoAggregate(mingoMatches(roundTrip(docs), filter), [{ $sort: sort }]);
+        expect(json(all), `${json(filter)} ${json(sort)}`).toBe(json(reference));
+        for (const [skip, limit] of pages) {
+          const label = `${json(filter)} ${json(sort)} skip ${skip} limit ${limit}`;
+          expect(json(await collection.find(filter, { sort, skip, limit })), label).toBe(json(all.slice(skip, skip + limit)));
+        }
+      }
+    }
+  });
+
+  it('sorted pages over 20k documents', async () => {
+    await store.ensureIndexes('big', [{ keys: { projectId: 1 } }]);
+    const big = store.collection('big');
+    const docs: Doc[] = [];
+    for (let i = 0; i < 20_000; i++) docs.push({ _id: `e${(i * 7919) % 20_000}`, projectId: `p${i % 2}`, at: i % 1000 });
+    await big.insertMany(docs);
+    for (const sort of [{ _id: -1 }, { at: 1 }, { at: -1, _id: 1 }] as Record<string, 1 | -1>[]) {
+      const all = await big.find({ projectId: 'p1' }, { sort });
+      expect(json(await big.find({ projectId: 'p1' }, { sort, limit: 21 }))).toBe(json(all.slice(0, 21)));
+      expect(json(await big.find({ projectId: 'p1' }, { sort, skip: 21, limit: 21 }))).toBe(json(all.slice(21, 42)));
+    }
+  });
+
+  it('updates: $set/$unset/$inc/$min/$max without mingo equal mingo, including what it refuses', async () => {
+    const base = {
+      projectId: 'p1',
+      email: 'a@x',
+      subscribed: true,
+      n: 5,
+      s: 'm',
+      huge: 1.7e308,
+      data: { plan: 'free', amount: 3, nested: { x: 1 } },
+      list: [1, 2, { a: 1 }],
+      nil: null,
+      eventStats: { open: { count: 1, first: '2024-01-02', last: '2024-01-02' } },
+    };
+    const withConstructor = { ...base, constructor: { name: 'Foo' }, inner: { constructor: 'x', y: 1 } };
+    const cases: [Record<string, unknown>, Update][] = [
+      [base, { $set: { s: 'm' } }],
+      [base, { $set: { s: 'n', subscribed: false } }],
+      [base, { $set: { data: { nested: { x: 1 }, amount: 3, plan: 'free' } } }], // equal in another key order: no change
+      [base, { $set: { data: { plan: 'pro' } } }],
+      [base, { $set: { 'data.plan': 'pro', 'data.new': [1, { b: null }], 'data.nested.y': 'z' } }],
+      [base, { $set: { 'brand.new.path': 1, brand2: {} } }],
+      [base, { $set: { 'nil.x': 1 } }],
+      [base, { $set: { 's.x': 1 } }],
+      [base, { $set: { 'list.0': 9 } }],
+      [base, { $set: { 'list.2.a': 2 } }],
+      [base, { $set: { when: new Date(0) } }],
+      [base, { $set: { u: undefined } }],
+      [base, { $set: { x: { y: undefined, z: 1 } } }],
+      [base, { $set: { big: Infinity } }],
+      [base, { $set: { z: -0, n: -0 } }],
+      [base, { $set: { list: [1, 2, { a: 1 }] } }],
+      [base, { $set: { list: [2, 1, { a: 1 }] } }],
+      [base, { $set: {} }],
+      [base, { $set: { 'data.constructor': 'x' } }],
+      [base, { $set: { obj: { constructor: 'x' } } }],
+      [base, { $unset: { s: '' } }],
+      [base, { $unset: { missing: '' } }],
+      [base, { $unset: { 'data.plan': '', 'nope.x': '' } }],
+      [base, { $unset: { 'nil.x': 1 } }],
+      [base, { $unset: { 'list.0': '' } }],
+      [base, { $inc: { n: 1 } }],
+      [base, { $inc: { n: 0 } }],
+      [base, { $inc: { fresh: 0 } }],
+      [base, { $inc: { 'data.amount': -3, 'eventStats.open.count': 1, 'eventStats.click.count': 1 } }],
+      [base, { $inc: { s: 1 } }],
+      [base, { $inc: { nil: 1 } }],
+      [base, { $inc: { n: 'x' } }],
+      [base, { $inc: { n: Infinity } }],
+      [base, { $inc: { huge: 1e308 } }],
+      [base, { $inc: { n: 0.25, 'list.1': 1 } }],
+      [base, { $min: { n: 3 } }],
+      [base, { $min: { n: 7 } }],
+      [base, { $min: { n: 5 } }],
+      [base, { $min: { s: 'a' } }],
+      [base, { $min: { s: 'z' } }],
+      [base, { $min: { n: 'a' } }],
+      [base, { $min: { fresh: 1, 'deep.fresh': 'x' } }],
+      [base, { $min: { nil: 1 } }],
+      [base, { $min: { n: -0 } }],
+      [base, { $max: { 'eventStats.open.last': '2024-02-01' } }],
+      [base, { $max: { 'eventStats.open.first': '2023-01-01' } }],
+      [base, { $max: { n: -0, s: 5 } }],
+      [base, { $max: { fresh: -0 } }],
+      [base, { $max: { n: null } }],
+      [
+        base,
+        {
+          $set: { email: 'b@x', subscribed: true, data: { plan: 'pro', amount: 3 }, updatedAt: '2024-03-01' },
+          $inc: { 'eventStats.open.count': 1, 'eventStats.signup.count': 1 },
+          $min: { 'eventStats.open.first': '2024-03-01', 'eventStats.signup.first': '2024-03-01' },
+          $max: { 'eventStats.open.last': '2024-03-01', 'eventStats.signup.last': '2024-03-01' },
+        },
+      ],
+      [base, { $set: { n: 1 }, $setOnInsert: { never: true } }],
+      [base, { $set: { _id: 'other' } }],
+      [base, { $inc: { '_id.x': 1 } }],
+      [base, { $set: { a: 1 }, $inc: { 'a.b': 1 } }],
+      [base, { $set: { a: 1 }, $unset: { a: '' } }],
+      [base, { $set: { 'data.b': 1 }, $unset: { data: '' } }],
+      [base, { $inc: { 'x.y': 1 }, $set: { x: { z: 1 } } }],
+      [base, { $inc: { n: 1 }, $max: { n: 100 } }],
+      [base, { $set: { data2: 1, 'data.plan': 'x' } }],
+      [base, { $set: { 'a.b': 1, 'a.c': 2 } }],
+      [base, { $set: { $bad: 1 } }],
+      [base, { $set: { 'a..b': 1 } }],
+      [base, { $set: { constructor: 1 } }],
+      [base, { $set: { __proto__: { polluted: true } } as Record<string, unknown> }],
+      [base, { $push: { list: 3 } }],
+      [base, { $set: 5 }],
+      [base, { $bogus: { n: 1 } }],
+      [withConstructor, { $set: { s: 'n' } }],
+      [withConstructor, { $set: { 'inner.y': 2 } }],
+    ];
+    const updates = store.collection('updates');
+    const expectedJson = new Map<string, string>();
+    for (const [i, [doc, update]] of cases.entries()) {
+      const label = `case ${i}: ${json(update)}`;
+      const _id = `u${i}`;
+      const before = roundTrip({ _id, ...doc });
+      await updates.insertOne(before);
+      const { $setOnInsert: _ignored, ...operators } = update;
+      const working = roundTrip(before);
+      let expected: { modified: number; json: string } | { error: string };
+      try {
+        const changed = mingoUpdate(working, operators, undefined, undefined, { cloneMode: 'none' });
+        expected = { modified: changed.length ? 1 : 0, json: json(changed.length ? working : before) };
+      } catch (err) {
+        expected = { error: (err as Error).message };
+      }
+      if ('error' in expected) {
+        await expect(updates.updateOne({ _id }, update), label).rejects.toThrow(expected.error);
+        expectedJson.set(_id, json(before));
+      } else {
+        expect(await updates.updateOne({ _id }, update), label).toEqual({ matched: 1, modified: expected.modified });
+        expectedJson.set(_id, expected.json);
+      }
+      expect(json(await updates.findOne({ _id })), label).toBe(expectedJson.get(_id));
+      // The version handed out before the update was not touched by the update.
+      expect(json(before), label).toBe(json(roundTrip({ _id, ...doc })));
+    }
+    // The journal holds exactly what memory held.
+    await reopen();
+    for (const [_id, text] of expectedJson) expect(json(await store.collection('updates').findOne({ _id })), _id).toBe(text);
+  });
+
+  it('an update never modifies the previous version of a document (shared subtrees)', async () => {
+    await contacts.insertOne(contact('a', { data: { plan: 'free', deep: { x: 1 } }, tags: ['t'] }));
+    const v1 = await contacts.findOneAndUpdate({ _id: 'a' }, { $set: { 'data.plan': 'pro' } }, { returnDocument: 'before' });
+    const v2 = await contacts.findOneAndUpdate({ _id: 'a' }, { $inc: { 'data.deep.x': 1 } }, { returnDocument: 'before' });
+    const v3 = await contacts.findOneAndUpdate({ _id: 'a' }, { $set: { 'data.deep.y': 2 }, $unset: { 'data.plan': '' } });
+    expect(v1!.data).toEqual({ plan: 'free', deep: { x: 1 } });
+    expect(v2!.data).toEqual({ plan: 'pro', deep: { x: 1 } });
+    expect(v3!.data).toEqual({ deep: { x: 2, y: 2 } });
+    (v3!.data as { deep: { x: number } }).deep.x = 99;
+    expect(await contacts.findOne({ _id: 'a' })).toMatchObject({ data: { deep: { x: 2, y: 2 } }, tags: ['t'] });
+  });
+
+  it('copies handed out are plain JSON copies, own __proto__ keys included', async () => {
+    const doc = JSON.parse('{"_id":"p","projectId":"p1","email":"p@x","data":{"__proto__":{"x":1},"list":[1,{"a":[2]}]}}') as Contact;
+    await contacts.insertOne(doc);
+    const found = (await contacts.findOne({ _id: 'p' }))!;
+    expect(json(found)).toBe(json(doc));
+    expect(Object.hasOwn(found.data!, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(found.data)).toBe(Object.prototype);
+    expect(json(await contacts.findOneAndUpdate({ _id: 'p' }, { $set: { name: 'P' } }))).toBe(json({ ...doc, name: 'P' }));
   });
 });
