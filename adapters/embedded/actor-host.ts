@@ -29,6 +29,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
 import type { Collection, DocumentStore } from '../../ports/store.ts';
 import { TimerQueue, runDetached } from './timer-queue.ts';
+import { copyJson } from './json.ts';
 
 export const ACTOR_STATE_COLLECTION = '_actor_state';
 export const ACTOR_REMINDERS_COLLECTION = '_actor_reminders';
@@ -299,11 +300,11 @@ export class EmbeddedActorHost implements ActorRuntime {
           activation.state = doc ? doc.state : undefined;
           activation.stateLoaded = true;
         }
-        return copy(activation.state);
+        return copyJson(activation.state);
       },
       saveState: async (state: unknown) => {
         check('saveState');
-        const snapshot = copy(state);
+        const snapshot = jsonCopy(state);
         activation.stateLoaded = false; // if the write fails, reload whatever the store has
         await states().replaceOne({ _id: key }, { _id: key, type, id, state: snapshot }, { upsert: true });
         activation.state = snapshot;
@@ -439,16 +440,13 @@ function checkReminderName(name: string): void {
   }
 }
 
-function copy<T>(value: T): T {
-  return value === undefined || value === null || typeof value !== 'object' ? value : structuredClone(value);
-}
-
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!(value > 0) || !Number.isFinite(value)) throw new RangeError(`${name} must be a positive number`);
   return value;
 }
 
+/** What crossing a Dapr sidecar does to a value: a JSON round trip. */
 function jsonCopy<T>(value: T): T {
   return value === undefined ? value : JSON.parse(JSON.stringify(value));
 }

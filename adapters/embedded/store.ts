@@ -34,6 +34,7 @@ import {
   type Update,
   type UpdateResult,
 } from '../../ports/store.ts';
+import { copyJson } from './json.ts';
 import { Journal, deleteLine, putLine, type JournalEntry } from './journal.ts';
 import { SecondaryIndex, equalityValue, exactEqualityValue } from './store-index.ts';
 
@@ -997,26 +998,6 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((key) => Object.hasOwn(b, key) && jsonEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
-}
-
-/**
- * A deep copy of a JSON value (what the store holds): cheaper than structuredClone, which
- * handles every kind of value. An own `__proto__` key (JSON.parse makes one) stays a key.
- */
-function copyJson<V>(value: V): V {
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (let i = 0; i < value.length; i++) out.push(copyJson(value[i]));
-    return out as V;
-  }
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const item = copyJson((value as Record<string, unknown>)[key]);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: item, writable: true, enumerable: true, configurable: true });
-    else out[key] = item;
-  }
-  return out as V;
 }
 
 function requireId(doc: { _id?: unknown }): string {
