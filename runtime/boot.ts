@@ -1,10 +1,13 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { pino, type Logger } from 'pino';
+import { campaignActor } from '../actors/campaign/actor.ts';
 import { contactActor } from '../actors/contact/actor.ts';
+import { segmentSweepActor, startSegmentSweep } from '../actors/segment-sweep/actor.ts';
 import { createApp } from '../apps/api/app.ts';
 import { startMailer } from '../apps/mailer/mailer.ts';
 import { ensureAccountIndexes } from '../domain/accounts/collections.ts';
+import { ensureCampaignIndexes } from '../domain/campaigns/collection.ts';
 import { ensureContactIndexes } from '../domain/contacts/collection.ts';
 import { ensureDomainIndexes } from '../domain/domains/collection.ts';
 import { ensureEventIndexes } from '../domain/events/collection.ts';
@@ -12,6 +15,7 @@ import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
 import { ensureEmailIndexes } from '../domain/mail/outbound.ts';
 import { startEmailResults } from '../domain/mail/results.ts';
 import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
+import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
 import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
 import type { Config } from './config.ts';
 import type { Platform } from './platform.ts';
@@ -62,9 +66,13 @@ export async function boot(
   await ensureJobIndexes(store);
   await ensureTemplateIndexes(store);
   await ensureSegmentIndexes(store);
+  await ensureCampaignIndexes(store);
+  await ensurePresenceIndexes(store);
 
   if (roles.api) {
     actors.register(contactActor(platform));
+    actors.register(campaignActor(platform));
+    actors.register(segmentSweepActor(platform));
     startJobWorker(platform);
     startEmailResults(platform);
   }
@@ -73,6 +81,7 @@ export async function boot(
   await actors.start();
   await pubsub.start();
   await adapters.ready?.();
+  const stopSweep = roles.api ? startSegmentSweep(platform) : undefined;
 
   let server: Server | undefined;
   // The api serves the whole API on PORT; a mailer on its own serves /health there for probes.
@@ -88,6 +97,7 @@ export async function boot(
     platform,
     server,
     async close() {
+      stopSweep?.();
       if (server) {
         const closed = new Promise((resolve) => server!.close(resolve));
         server.closeAllConnections();

@@ -5,6 +5,8 @@ import type { Contact, SimpleValue } from '../../domain/contacts/schema.ts';
 import { AppError } from '../../domain/errors.ts';
 import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
+import { applyPresence, isMembershipEventName, membershipChanges, trackedSegments } from '../../domain/segments/membership.ts';
+import { segments, type SegmentDoc } from '../../domain/segments/collection.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -30,6 +32,12 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
     const now = new Date();
     const decision = decide(state, command, now);
     const eventIds = await perform(p, ctx, state, decision, now, transient);
+    // Segment membership (trackMembership): the changed contact against its project's tracked
+    // DYNAMIC segments, in this turn. A membership event itself does not evaluate again.
+    if (decision.state && decision.effects.length > 0 && !(command.kind === 'recordSystemEvent' && isMembershipEventName(command.name))) {
+      const tracked = (await trackedSegments(p.store, state.projectId).catch(() => [])).filter((s) => s.type === 'DYNAMIC');
+      await syncMembership(p, ctx, decision.state, now, tracked);
+    }
     return { contact: decision.state ? toContact({ _id: ctx.id, ...decision.state }) : null, eventIds };
   };
 
@@ -42,6 +50,12 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       setSubscribed: (ctx, input) => turn(ctx, { kind: 'setSubscribed', ...input }),
       recordSystemEvent: (ctx, input) => turn(ctx, { kind: 'recordSystemEvent', ...input }),
       delete: (ctx) => turn(ctx, { kind: 'delete' }),
+      /** The sweep and static member changes: re-evaluate these tracked segments for this contact. */
+      syncSegments: async (ctx, { segmentIds }: { segmentIds: string[] }) => {
+        const state = (await ctx.loadState()) ?? (await seed(p, ctx.id));
+        const tracked = await segments(p.store).find({ _id: { $in: segmentIds }, projectId: state.projectId, trackMembership: true });
+        return { eventIds: await syncMembership(p, ctx, state, new Date(), tracked) };
+      },
     },
   };
 }
@@ -123,12 +137,40 @@ async function perform(
   return recorded.map((e) => e._id);
 }
 
+/**
+ * Records `segment.<slug>.entry|exit` for each tracked segment whose membership of this contact
+ * changed, then updates `segment_presence`. Event ids are deterministic, so a repeat after a
+ * failure between the two writes records nothing twice. A failure is logged, not thrown: the
+ * turn's own change is done, and the sweep catches up.
+ */
+async function syncMembership(p: Platform, ctx: Ctx, state: ContactState, now: Date, tracked: SegmentDoc[]): Promise<string[]> {
+  if (tracked.length === 0) return [];
+  const ids: string[] = [];
+  try {
+    const doc = await contacts(p.store).findOne({ _id: ctx.id });
+    if (!doc) return [];
+    let current = state;
+    for (const change of await membershipChanges(p.store, doc, tracked, now)) {
+      if (!(await eventsOf(p.store).findOne({ _id: change.eventId }, { projection: { _id: 1 } }))) {
+        const decision = decide(current, { kind: 'recordSystemEvent', name: change.name, data: change.data, eventId: change.eventId }, now);
+        ids.push(...(await perform(p, ctx, current, decision, now, {})));
+        current = decision.state ?? current;
+      }
+      await applyPresence(p.store, change);
+    }
+  } catch (err) {
+    p.log.warn({ err, contactId: ctx.id }, 'segment membership not evaluated; the sweep will catch up');
+  }
+  return ids;
+}
+
 /** DELETE /contacts/:id: the contact with its events, email history and segment memberships. */
 async function deleteEverything(p: Platform, ctx: Ctx, projectId: string): Promise<void> {
   const owned = { projectId, contactId: ctx.id };
   await eventsOf(p.store).deleteMany(owned);
   await p.store.collection('emails').deleteMany(owned);
   await p.store.collection('segment_members').deleteMany(owned);
+  await p.store.collection('segment_presence').deleteMany(owned);
   await contacts(p.store).deleteOne({ _id: ctx.id });
   await ctx.deleteState();
 }

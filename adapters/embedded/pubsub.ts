@@ -178,7 +178,9 @@ export class EmbeddedPubSub implements PubSub {
       lane.running.add(delivery);
       void delivery.finally(() => {
         lane.running.delete(delivery);
-        this.#dispatch(lane);
+        // Through the event loop, not straight on: a handler whose store calls never wait on
+        // I/O would otherwise chain deliveries as microtasks and hold every request meanwhile.
+        setImmediate(() => this.#dispatch(lane));
       });
     }
   }

@@ -8,6 +8,7 @@ import { publicRouter } from './public/router.ts';
 import { mountRoutes } from './http/registry.ts';
 import type { RouteSpec } from './http/route.ts';
 import { accountRoutes } from './routes/accounts.ts';
+import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -28,6 +29,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...contactRoutes(p),
   ...eventRoutes(p),
   ...segmentRoutes(p),
+  ...campaignRoutes(p),
   ...templateRoutes(p),
   ...domainRoutes(p),
 ];

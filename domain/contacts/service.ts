@@ -49,8 +49,9 @@ export async function upsertContact(p: Platform, projectId: string, input: Upser
 
 /** Loads a contact of this project; another project's id is simply not found. */
 export async function getContactDoc(p: Platform, projectId: string, id: string): Promise<ContactDoc> {
-  const doc = await contacts(p.store).findOne({ _id: id, projectId });
-  if (!doc) throw notFound('Contact');
+  // By _id alone, then the project: FerretDB uses its primary key only for a bare _id filter.
+  const doc = await contacts(p.store).findOne({ _id: id });
+  if (doc?.projectId !== projectId) throw notFound('Contact');
   return doc;
 }
 

@@ -26,6 +26,8 @@ export interface JobDoc extends Doc {
   errors: JobError[];
   /** How many payload items are done: where a resumed run continues. */
   cursor: number;
+  /** How many payload items there are (the rows rejected up front are not among them). */
+  items: number;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -37,13 +39,22 @@ export interface ImportRow {
   data: ContactData;
 }
 
-/** The job's input, written once and kept apart so progress updates stay small. */
+/** Items per chunk: one delivery of `jobs.run` does one chunk. */
+export const CHUNK = 50;
+
+/**
+ * The job's input, written once, one document per chunk (`<jobId>/<n>`), so progress updates
+ * stay small and each step reads only its own items.
+ */
 export interface JobPayloadDoc extends Doc {
+  jobId: string;
   items: ImportRow[] | string[];
 }
 
 export const jobs = (store: DocumentStore) => store.collection<JobDoc>('jobs');
 export const jobPayloads = (store: DocumentStore) => store.collection<JobPayloadDoc>('job_payloads');
+
+export const chunkId = (jobId: string, cursor: number) => `${jobId}/${Math.floor(cursor / CHUNK)}`;
 
 export const jobView = (j: JobDoc) => ({
   id: j._id,

@@ -1,7 +1,7 @@
 import type { Platform } from '../../runtime/platform.ts';
 import { notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
-import { JOBS_TOPIC, jobPayloads, jobs, jobView, type ImportRow, type JobDoc, type JobError, type JobType } from './collection.ts';
+import { CHUNK, chunkId, JOBS_TOPIC, jobPayloads, jobs, jobView, type ImportRow, type JobDoc, type JobError, type JobType } from './collection.ts';
 import { parseContactsCsv } from './csv.ts';
 
 /** Writes the job and its input, then queues it: accepted means it will run, even after a crash. */
@@ -18,10 +18,15 @@ async function queueJob(p: Platform, projectId: string, type: JobType, items: Im
     failed: rejected.length,
     errors: rejected,
     cursor: 0,
+    items: items.length,
     createdAt: nowIso(),
     finishedAt: null,
   };
-  await jobPayloads(p.store).insertOne({ _id: job._id, items });
+  const chunks = [];
+  for (let at = 0; at < items.length; at += CHUNK) {
+    chunks.push({ _id: chunkId(job._id, at), jobId: job._id, items: items.slice(at, at + CHUNK) as ImportRow[] | string[] });
+  }
+  await jobPayloads(p.store).insertMany(chunks);
   await jobs(p.store).insertOne(job);
   await p.pubsub.publish(JOBS_TOPIC, { jobId: job._id });
   return jobView(job);

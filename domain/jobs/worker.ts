@@ -5,10 +5,8 @@ import { contacts } from '../contacts/collection.ts';
 import { resolveContact } from '../contacts/service.ts';
 import { AppError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
-import { JOBS_TOPIC, jobPayloads, jobs, type ImportRow, type JobDoc, type JobError } from './collection.ts';
+import { chunkId, JOBS_TOPIC, jobPayloads, jobs, type ImportRow, type JobDoc, type JobError } from './collection.ts';
 
-/** Progress is saved after each chunk; a crash repeats at most one chunk, and every step is idempotent. */
-const CHUNK = 50;
 /** A job keeps this many row errors; the `failed` count keeps counting past it. */
 const MAX_ERRORS = 1000;
 
@@ -16,6 +14,7 @@ type Outcome = 'created' | 'updated';
 
 export async function ensureJobIndexes(store: DocumentStore): Promise<void> {
   await store.ensureIndexes('jobs', [{ keys: { projectId: 1 } }]);
+  await store.ensureIndexes('job_payloads', [{ keys: { jobId: 1 } }]);
 }
 
 /** Infrastructure failures are retried by redelivery; after this many the job is FAILED, not left RUNNING. */
@@ -37,6 +36,12 @@ export function startJobWorker(p: Platform): void {
   });
 }
 
+/**
+ * One delivery of `jobs.run` does one chunk, then publishes the next: handlers stay short (a
+ * delivery that outlived the broker's processing timeout would be handed out again while still
+ * running), and jobs interleave. The cursor moves by compare-and-set, so a duplicate delivery
+ * of the same step finds it moved and does nothing more.
+ */
 async function runJob(p: Platform, jobId: string): Promise<void> {
   const collection = jobs(p.store);
   const job = await collection.findOneAndUpdate(
@@ -44,36 +49,37 @@ async function runJob(p: Platform, jobId: string): Promise<void> {
     { $set: { status: 'RUNNING' } },
   );
   if (!job) return; // finished already
-  const payload = await jobPayloads(p.store).findOne({ _id: jobId });
-  const items = payload?.items ?? [];
-  let keptErrors = job.errors.length;
+  const at = job.cursor;
 
-  for (let at = job.cursor; at < items.length; at += CHUNK) {
-    const chunk = items.slice(at, at + CHUNK);
+  if (at < job.items) {
+    const stored = await jobPayloads(p.store).findOne({ _id: chunkId(jobId, at) });
+    if (!stored) throw new Error(`job ${jobId} has lost its input at item ${at}`);
+    const chunk = stored.items;
     const counts = { created: 0, updated: 0, failed: 0 };
     const errors: JobError[] = [];
     (await runChunk(p, job, chunk)).forEach((outcome, i) => {
       if (!(outcome instanceof AppError)) counts[outcome]++;
       else {
         counts.failed++;
-        if (keptErrors + errors.length < MAX_ERRORS) errors.push(errorFor(chunk[i], outcome.message));
+        if (job.errors.length + errors.length < MAX_ERRORS) errors.push(errorFor(chunk[i], outcome.message));
       }
     });
-    keptErrors += errors.length;
-    await collection.updateOne(
-      { _id: jobId },
+    const advanced = await collection.updateOne(
+      { _id: jobId, cursor: at },
       {
         $inc: { processed: chunk.length, ...counts },
         $set: { cursor: at + chunk.length },
         ...(errors.length ? { $push: { errors: { $each: errors } } } : {}),
       },
     );
-    // Let requests in between chunks: with a store that answers without real I/O, a whole job
-    // would otherwise run as one stretch of microtasks and hold the API until it finished.
-    await new Promise((resolve) => setImmediate(resolve));
+    if (advanced.matched === 0) return; // another delivery took this step
+    if (at + chunk.length < job.items) {
+      await p.pubsub.publish(JOBS_TOPIC, { jobId });
+      return;
+    }
   }
   await collection.updateOne({ _id: jobId }, { $set: { status: 'COMPLETED', finishedAt: nowIso() } });
-  await jobPayloads(p.store).deleteOne({ _id: jobId });
+  await jobPayloads(p.store).deleteMany({ jobId });
 }
 
 /** How many contacts of a chunk are worked on at once. */
@@ -117,8 +123,9 @@ async function runItem(p: Platform, job: JobDoc, item: ImportRow | string): Prom
     await contactActorClient(p, id).upsert({ subscribed: item.subscribed, data: item.data });
     return created ? 'created' : 'updated';
   }
-  const owned = await contacts(p.store).findOne({ _id: item, projectId: job.projectId }, { projection: { _id: 1 } });
-  if (!owned) throw new AppError('NOT_FOUND', 'Contact not found');
+  // By _id alone, then the project: FerretDB uses its primary key only for a bare _id filter.
+  const owned = await contacts(p.store).findOne({ _id: item }, { projection: { projectId: 1 } });
+  if (owned?.projectId !== job.projectId) throw new AppError('NOT_FOUND', 'Contact not found');
   const actor = contactActorClient(p, item);
   if (job.type === 'BULK_DELETE') await actor.delete();
   else await actor.setSubscribed(job.type === 'BULK_SUBSCRIBE');

@@ -1,4 +1,5 @@
 import { contactActorClient } from '../../actors/contact/client.ts';
+import { syncContactSegments } from '../../actors/segment-sweep/sync.ts';
 import { DuplicateKeyError, type Filter } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { contacts, toContact } from '../contacts/collection.ts';
@@ -8,6 +9,7 @@ import { AppError, invalid, notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { memberId, segmentMembers, segments, slugOf, type SegmentDoc, type SegmentMemberDoc } from './collection.ts';
 import { compileCondition, type FilterCondition } from './filter.ts';
+import { clearPresence, currentMemberIds, dropPresence, forgetTrackedSegments, seedPresence } from './membership.ts';
 import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
 
 /** Loads a segment of this project; another project's id is simply not found. */
@@ -83,12 +85,17 @@ export async function createSegment(p: Platform, projectId: string, input: Creat
     createdAt: at,
     updatedAt: at,
   };
+  // Tracking starts with the current members present and no entry events (seeded before the
+  // segment is visible as tracked, so neither the sweep nor a contact's turn sees it unseeded).
+  if (doc.trackMembership) await seedPresence(p, doc, await currentMemberIds(p, doc, (s) => segmentContactFilter(p, s)));
   try {
     await segments(p.store).insertOne(doc);
   } catch (err) {
+    if (doc.trackMembership) await dropPresence(p, doc._id);
     if (err instanceof DuplicateKeyError) throw slugTaken(doc.slug);
     throw err;
   }
+  if (doc.trackMembership) forgetTrackedSegments(p.store, projectId);
   return toSegment(doc, await memberCount(p, doc));
 }
 
@@ -124,6 +131,13 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
   if (input.name !== undefined) Object.assign(set, { name: input.name, slug: slugOf(input.name) });
   if (input.description !== undefined) set.description = input.description;
   if (input.trackMembership !== undefined) set.trackMembership = input.trackMembership;
+  // Tracking turned on, or the condition of a tracked segment changed: presence is re-seeded with
+  // the (new) members, silently. Turned off: the set is emptied.
+  const tracking = set.trackMembership ?? current.trackMembership;
+  if (tracking && (!current.trackMembership || set.condition !== undefined)) {
+    const next = { ...current, ...set };
+    await seedPresence(p, next, await currentMemberIds(p, next, (s) => segmentContactFilter(p, s)));
+  }
   let updated: SegmentDoc | null;
   try {
     updated = await segments(p.store).findOneAndUpdate({ _id: id, projectId }, { $set: set });
@@ -132,6 +146,8 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
     throw err;
   }
   if (!updated) throw notFound('Segment');
+  if (current.trackMembership && !updated.trackMembership) await clearPresence(p, id);
+  if (current.trackMembership || updated.trackMembership) forgetTrackedSegments(p.store, projectId);
   return toSegment(updated, await memberCount(p, updated));
 }
 
@@ -140,6 +156,20 @@ export async function deleteSegment(p: Platform, projectId: string, id: string):
   const deleted = await segments(p.store).deleteOne({ _id: id, projectId });
   if (deleted === 0) throw notFound('Segment');
   await segmentMembers(p.store).deleteMany({ projectId, segmentId: id });
+  await dropPresence(p, id);
+  forgetTrackedSegments(p.store, projectId);
+}
+
+/** A tracked STATIC segment's member change: each contact's turn records its entry or exit. */
+async function syncTracked(p: Platform, segment: SegmentDoc, contactIds: string[]): Promise<void> {
+  if (!segment.trackMembership || contactIds.length === 0) return;
+  await inBatches(contactIds, 20, async (cid) => {
+    try {
+      await syncContactSegments(p, cid, [segment._id]);
+    } catch (err) {
+      p.log.warn({ err, contactId: cid, segmentId: segment._id }, 'membership not evaluated; the sweep will catch up');
+    }
+  });
 }
 
 /**
@@ -198,7 +228,7 @@ async function inBatches<T, R>(items: T[], width: number, work: (item: T) => Pro
  * (subscribed, as with POST /contacts). Repeated emails count once.
  */
 export async function addSegmentMembers(p: Platform, projectId: string, id: string, emails: string[]) {
-  await getStaticSegment(p, projectId, id);
+  const segment = await getStaticSegment(p, projectId, id);
   const unique = [...new Set(emails)];
   const known = await contacts(p.store).find({ projectId, email: { $in: unique } }, { projection: { email: 1 } });
   const idByEmail = new Map(known.map((c) => [c.email, c._id]));
@@ -238,16 +268,18 @@ export async function addSegmentMembers(p: Platform, projectId: string, id: stri
       if (result.upsertedId) added++;
     }
   }
+  await syncTracked(p, segment, contactIds);
   return { added, created, alreadyMembers: unique.length - added };
 }
 
 /** DELETE /segments/:id/members: removes contacts by email; unknown emails count as not members. */
 export async function removeSegmentMembers(p: Platform, projectId: string, id: string, emails: string[]) {
-  await getStaticSegment(p, projectId, id);
+  const segment = await getStaticSegment(p, projectId, id);
   const unique = [...new Set(emails)];
   const found = await contacts(p.store).find({ projectId, email: { $in: unique } }, { projection: { _id: 1 } });
   const removed = found.length
     ? await segmentMembers(p.store).deleteMany({ _id: { $in: found.map((c) => memberId(id, c._id)) } })
     : 0;
+  await syncTracked(p, segment, found.map((c) => c._id));
   return { removed, notMembers: unique.length - removed };
 }

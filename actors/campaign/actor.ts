@@ -1,0 +1,112 @@
+// The CampaignActor shell: load state, decide, perform the effects. Nothing else.
+import { audienceOf, checkAudience, nextRecipients, SegmentGoneError } from '../../domain/campaigns/audience.ts';
+import { campaigns, toCampaign, type Campaign } from '../../domain/campaigns/collection.ts';
+import { queueRecipients } from '../../domain/campaigns/recipients.ts';
+import { emails } from '../../domain/mail/outbound.ts';
+import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { decide, type CampaignCommand, type CampaignContent, type CampaignEffect, type CampaignState } from './behaviour.ts';
+
+export const CAMPAIGN_ACTOR = 'CampaignActor';
+
+/** Recipients queued per turn; `CAMPAIGN_BATCH_SIZE` overrides it (tests use small batches). */
+const batchSize = () => {
+  const n = Number(process.env.CAMPAIGN_BATCH_SIZE);
+  return Number.isInteger(n) && n > 0 ? n : 500;
+};
+
+/**
+ * Two alternating reminder names: a wake-up sets the next one under the other name, so no
+ * runtime ever sees a one-shot reminder re-register itself from inside its own callback.
+ */
+const WAKE = ['wake-0', 'wake-1'] as const;
+
+type Ctx = ActorContext<CampaignState>;
+
+export function campaignActor(p: Platform): ActorDefinition<CampaignState> {
+  /** One turn: decide, perform; effects that learn something (a batch, a count) decide again. */
+  const turn = async (ctx: Ctx, first: CampaignCommand, firing?: string): Promise<Campaign | null> => {
+    let state = await ctx.loadState();
+    const pending: CampaignCommand[] = [first];
+    while (pending.length > 0) {
+      const decision = decide(state, pending.shift()!, new Date());
+      state = decision.state;
+      for (const effect of decision.effects) {
+        const next = await perform(p, ctx, state, effect, firing);
+        if (next) pending.push(next);
+      }
+    }
+    return state ? toCampaign({ _id: ctx.id, ...state }) : null;
+  };
+
+  return {
+    type: CAMPAIGN_ACTOR,
+    methods: {
+      create: (ctx, input: { projectId: string; content: CampaignContent }) => turn(ctx, { kind: 'create', ...input }),
+      update: (ctx, input: { changes: Partial<CampaignContent> }) => turn(ctx, { kind: 'update', ...input }),
+      delete: (ctx) => turn(ctx, { kind: 'delete' }),
+      cancel: (ctx) => turn(ctx, { kind: 'cancel' }),
+      send: async (ctx, input: { scheduledFor: string | null }) => {
+        const state = await ctx.loadState();
+        const audience = state ? await checkAudience(p, state, new Date()) : { kind: 'ok' as const, size: 0 };
+        return turn(ctx, { kind: 'send', scheduledFor: input.scheduledFor, audience });
+      },
+    },
+    onReminder: async (ctx, name) => {
+      await turn(ctx, { kind: 'wake' }, name);
+    },
+  };
+}
+
+async function perform(p: Platform, ctx: Ctx, state: CampaignState | undefined, effect: CampaignEffect, firing?: string): Promise<CampaignCommand | undefined> {
+  switch (effect.kind) {
+    case 'save':
+      await ctx.saveState(state!);
+      await campaigns(p.store).replaceOne({ _id: ctx.id }, { _id: ctx.id, ...state! }, { upsert: true });
+      return;
+    case 'deleteCampaign':
+      await campaigns(p.store).deleteOne({ _id: ctx.id });
+      await ctx.deleteState();
+      return;
+    case 'wake':
+      await ctx.setReminder(firing === WAKE[0] ? WAKE[1] : WAKE[0], new Date(effect.at));
+      return;
+    case 'cancelWake':
+      for (const name of WAKE) {
+        if (name === firing) continue; // a one-shot reminder is gone once its callback returns
+        try {
+          await ctx.deleteReminder(name);
+        } catch (err) {
+          // Only a wake-up left over; it finds nothing to do.
+          p.log.debug({ err, campaignId: ctx.id, name }, 'campaign reminder not deleted');
+        }
+      }
+      return;
+    case 'sendBatch': {
+      const campaign = state!;
+      // Backpressure: the audience is walked about as fast as the mailer sends, so the outbound
+      // queue stays small, a cancel still stops most of a large send, and the cursor means something.
+      const inFlight = await emails(p).countDocuments({ projectId: campaign.projectId, sourceId: ctx.id, status: { $in: ['QUEUED', 'SENDING'] } });
+      if (inFlight >= 2 * batchSize()) return { kind: 'batchDeferred' };
+      try {
+        const audience = await audienceOf(p, campaign, new Date(campaign.sentAt ?? Date.now()));
+        const { recipients, nextCursor } = await nextRecipients(p, campaign, audience, effect.after, batchSize());
+        const count = await queueRecipients(p, ctx.id, campaign, recipients, new Date().toISOString());
+        return { kind: 'batchSent', nextCursor, count };
+      } catch (err) {
+        if (err instanceof SegmentGoneError) return { kind: 'audienceFailed', reason: err.message };
+        throw err;
+      }
+    }
+    case 'checkOutcomes': {
+      const open = await emails(p).countDocuments({ projectId: state!.projectId, sourceId: ctx.id, status: { $in: ['QUEUED', 'SENDING'] } });
+      return { kind: 'outcomesChecked', settled: open === 0 };
+    }
+    case 'skipUnsent':
+      await emails(p).updateMany(
+        { projectId: state!.projectId, sourceId: ctx.id, status: 'QUEUED' },
+        { $set: { status: 'SKIPPED', reason: 'The campaign was cancelled before this email was sent' } },
+      );
+      return;
+  }
+}

@@ -1,0 +1,243 @@
+// The life of one campaign as a pure function: no I/O, no clock, no runtime imports.
+import { AppError, invalid } from '../../domain/errors.ts';
+import type { FilterCondition } from '../../domain/segments/filter.ts';
+
+export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export const AUDIENCE_TYPES = ['ALL', 'SEGMENT', 'FILTERED'] as const;
+export type AudienceType = (typeof AUDIENCE_TYPES)[number];
+
+/** What a user writes: the campaign's content and audience. Copied whole by duplicate. */
+export interface CampaignContent {
+  name: string;
+  description: string | null;
+  subject: string;
+  body: string;
+  from: string;
+  fromName: string | null;
+  replyTo: string | null;
+  audienceType: AudienceType;
+  segmentId: string | null;
+  audienceCondition: FilterCondition | null;
+}
+
+export interface CampaignState extends CampaignContent {
+  projectId: string;
+  status: CampaignStatus;
+  scheduledFor: string | null;
+  /** When sending began (the audience is read as of this instant). */
+  sentAt: string | null;
+  /** When every queued email had its final outcome (SENDING → SENT). */
+  completedAt: string | null;
+  /** Recipients queued so far. */
+  recipientCount: number;
+  /** The `_id` of the last contact queued; the next batch starts after it. */
+  cursor: string | null;
+  /** Every batch has been queued; what is left is waiting for outcomes. */
+  audienceExhausted: boolean;
+  /** Why a campaign stopped on its own (its segment was deleted before or while sending). */
+  cancelReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What the shell found when it sized the audience for a send. */
+export type AudienceCheck = { kind: 'ok'; size: number } | { kind: 'segmentMissing'; segmentId: string };
+
+export type CampaignCommand =
+  | { kind: 'create'; projectId: string; content: CampaignContent }
+  | { kind: 'update'; changes: Partial<CampaignContent> }
+  | { kind: 'delete' }
+  | { kind: 'send'; scheduledFor: string | null; audience: AudienceCheck }
+  | { kind: 'cancel' }
+  /** A reminder fired: do whatever the state says is next (start, next batch, check outcomes). */
+  | { kind: 'wake' }
+  | { kind: 'batchSent'; nextCursor: string | null; count: number }
+  /** The mailer has not caught up with the batches already queued: try again shortly. */
+  | { kind: 'batchDeferred' }
+  | { kind: 'outcomesChecked'; settled: boolean }
+  /** The audience cannot be read any more (its segment is gone). */
+  | { kind: 'audienceFailed'; reason: string };
+
+export type CampaignEffect =
+  /** Persist the state (actor state and the `campaigns` projection). */
+  | { kind: 'save' }
+  | { kind: 'deleteCampaign' }
+  /** Wake the actor at `at` (one reminder; setting it again replaces it). */
+  | { kind: 'wake'; at: string }
+  | { kind: 'cancelWake' }
+  /** Queue the next batch of recipients after `after` (contact `_id`), then report `batchSent`. */
+  | { kind: 'sendBatch'; after: string | null }
+  /** Count the campaign's emails without a final outcome, then report `outcomesChecked`. */
+  | { kind: 'checkOutcomes' }
+  /** Emails queued but not yet claimed by the mailer become SKIPPED (a cancel mid-send). */
+  | { kind: 'skipUnsent' };
+
+export interface Decision {
+  state: CampaignState | undefined;
+  effects: CampaignEffect[];
+}
+
+/** While SENDING with the whole audience queued, outcomes are checked this often. */
+export const SETTLE_CHECK_MS = 2_000;
+/** How long a batch waits when the mailer has not caught up with the previous ones. */
+export const BATCH_DEFER_MS = 500;
+
+const EDITABLE: CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
+const DELETABLE: CampaignStatus[] = ['DRAFT', 'CANCELLED'];
+const SENDABLE: CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
+const CANCELLABLE: CampaignStatus[] = ['SCHEDULED', 'SENDING'];
+
+const forbidden = (action: string, status: CampaignStatus, allowed: CampaignStatus[]) =>
+  new AppError('INVALID_STATE', `A ${status} campaign cannot be ${action}`, {
+    suggestion: `Only a campaign in ${allowed.join(' or ')} can be ${action}.`,
+  });
+
+const unchanged = (state: CampaignState | undefined): Decision => ({ state, effects: [] });
+
+/**
+ * Keeps the audience fields coherent: only the field the audience type reads is kept, and the
+ * one it needs must be there.
+ */
+function withAudience(content: CampaignContent): CampaignContent {
+  if (content.audienceType === 'SEGMENT' && !content.segmentId) throw invalid('segmentId', 'segmentId is required when audienceType is SEGMENT', 'required');
+  if (content.audienceType === 'FILTERED' && !content.audienceCondition) {
+    throw invalid('audienceCondition', 'audienceCondition is required when audienceType is FILTERED', 'required');
+  }
+  return {
+    ...content,
+    segmentId: content.audienceType === 'SEGMENT' ? content.segmentId : null,
+    audienceCondition: content.audienceType === 'FILTERED' ? content.audienceCondition : null,
+  };
+}
+
+export function decide(state: CampaignState | undefined, command: CampaignCommand, now: Date): Decision {
+  const at = now.toISOString();
+  if (command.kind === 'create') {
+    if (state) throw new AppError('CONFLICT', 'The campaign exists already');
+    return {
+      state: {
+        ...withAudience(command.content),
+        projectId: command.projectId,
+        status: 'DRAFT',
+        scheduledFor: null,
+        sentAt: null,
+        completedAt: null,
+        recipientCount: 0,
+        cursor: null,
+        audienceExhausted: false,
+        cancelReason: null,
+        createdAt: at,
+        updatedAt: at,
+      },
+      effects: [{ kind: 'save' }],
+    };
+  }
+  if (!state) throw new AppError('NOT_FOUND', 'Campaign not found');
+  const { status } = state;
+
+  switch (command.kind) {
+    case 'update': {
+      if (!EDITABLE.includes(status)) throw forbidden('updated', status, EDITABLE);
+      const content = withAudience({ ...contentOf(state), ...definedOnly(command.changes) });
+      return { state: { ...state, ...content, updatedAt: at }, effects: [{ kind: 'save' }] };
+    }
+
+    case 'delete': {
+      if (!DELETABLE.includes(status)) throw forbidden('deleted', status, DELETABLE);
+      return { state: undefined, effects: [{ kind: 'cancelWake' }, { kind: 'deleteCampaign' }] };
+    }
+
+    case 'send': {
+      if (!SENDABLE.includes(status)) throw forbidden('sent', status, SENDABLE);
+      const when = command.scheduledFor === null ? null : Date.parse(command.scheduledFor);
+      if (when !== null && (Number.isNaN(when) || when <= now.getTime())) {
+        throw invalid('scheduledFor', 'scheduledFor must be in the future; omit it or send null to send now', 'in_past');
+      }
+      if (command.audience.kind === 'segmentMissing') {
+        throw invalid('segmentId', `The campaign's segment ${command.audience.segmentId} no longer exists`, 'not_found');
+      }
+      if (command.audience.size === 0) throw invalid('audienceType', 'The audience has no subscribed contacts', 'empty_audience');
+      if (when !== null) {
+        const scheduledFor = new Date(when).toISOString();
+        // The wake-up is set before the state that needs it is saved: a crash in between leaves a
+        // harmless early wake-up, never a SCHEDULED campaign that nothing will start.
+        return { state: { ...state, status: 'SCHEDULED', scheduledFor, updatedAt: at }, effects: [{ kind: 'wake', at: scheduledFor }, { kind: 'save' }] };
+      }
+      return { state: startSending(state, at), effects: [{ kind: 'wake', at }, { kind: 'save' }] };
+    }
+
+    case 'cancel': {
+      if (!CANCELLABLE.includes(status)) throw forbidden('cancelled', status, CANCELLABLE);
+      const next: CampaignState = { ...state, status: 'CANCELLED', updatedAt: at };
+      // Saved first: a wake-up that still fires finds a CANCELLED campaign and does nothing.
+      const effects: CampaignEffect[] = [{ kind: 'save' }, { kind: 'cancelWake' }];
+      if (status === 'SENDING') effects.push({ kind: 'skipUnsent' });
+      return { state: next, effects };
+    }
+
+    case 'wake': {
+      if (status === 'SCHEDULED') {
+        // Woken early (clock skew, a stale wake-up): sleep again until the time.
+        if (state.scheduledFor && Date.parse(state.scheduledFor) > now.getTime()) return { state, effects: [{ kind: 'wake', at: state.scheduledFor }] };
+        return { state: startSending(state, at), effects: [{ kind: 'save' }, { kind: 'sendBatch', after: null }] };
+      }
+      if (status !== 'SENDING') return unchanged(state);
+      if (!state.audienceExhausted) return { state, effects: [{ kind: 'sendBatch', after: state.cursor }] };
+      return { state, effects: [{ kind: 'checkOutcomes' }] };
+    }
+
+    case 'batchSent': {
+      if (status !== 'SENDING' || state.audienceExhausted) return unchanged(state);
+      const recipientCount = state.recipientCount + command.count;
+      if (command.nextCursor === null) {
+        return { state: { ...state, recipientCount, audienceExhausted: true, updatedAt: at }, effects: [{ kind: 'save' }, { kind: 'checkOutcomes' }] };
+      }
+      // One batch per turn: the next one is a fresh turn, so a cancel can get in between.
+      return {
+        state: { ...state, recipientCount, cursor: command.nextCursor, updatedAt: at },
+        effects: [{ kind: 'wake', at }, { kind: 'save' }],
+      };
+    }
+
+    case 'batchDeferred': {
+      if (status !== 'SENDING' || state.audienceExhausted) return unchanged(state);
+      return { state, effects: [{ kind: 'wake', at: new Date(now.getTime() + BATCH_DEFER_MS).toISOString() }] };
+    }
+
+    case 'outcomesChecked': {
+      if (status !== 'SENDING' || !state.audienceExhausted) return unchanged(state);
+      if (command.settled) return { state: { ...state, status: 'SENT', completedAt: at, updatedAt: at }, effects: [{ kind: 'save' }, { kind: 'cancelWake' }] };
+      return { state, effects: [{ kind: 'wake', at: new Date(now.getTime() + SETTLE_CHECK_MS).toISOString() }] };
+    }
+
+    case 'audienceFailed': {
+      if (status !== 'SCHEDULED' && status !== 'SENDING') return unchanged(state);
+      const effects: CampaignEffect[] = [{ kind: 'save' }, { kind: 'cancelWake' }];
+      if (status === 'SENDING') effects.push({ kind: 'skipUnsent' });
+      return { state: { ...state, status: 'CANCELLED', cancelReason: command.reason, updatedAt: at }, effects };
+    }
+  }
+}
+
+function startSending(state: CampaignState, at: string): CampaignState {
+  return {
+    ...state,
+    status: 'SENDING',
+    sentAt: at,
+    recipientCount: 0,
+    cursor: null,
+    audienceExhausted: false,
+    updatedAt: at,
+  };
+}
+
+export function contentOf(state: CampaignContent): CampaignContent {
+  const { name, description, subject, body, from, fromName, replyTo, audienceType, segmentId, audienceCondition } = state;
+  return { name, description, subject, body, from, fromName, replyTo, audienceType, segmentId, audienceCondition };
+}
+
+function definedOnly<T extends object>(changes: T): Partial<T> {
+  return Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,162 @@
+/**
+ * One yardstick of bench/send.ts, in its own process: sends `count` messages (after `warmup`
+ * unmeasured ones) into the sink with at most `inFlight` of them outstanding, then reports the
+ * measured window's start and end (monotonic µs) and its CPU time over IPC, and exits.
+ *
+ * Variants (see bench/README.md):
+ *   nagle           nodemailer pool, 5 connections, Nagle's algorithm forced on: the socket's
+ *                   setNoDelay is made a no-op, since nodemailer >= 10.1 turns Nagle off itself
+ *   plain           nodemailer pool, 5 connections, nodemailer's own sockets and defaults
+ *   nodelay         the same with TCP_NODELAY set on each socket by getSocket, as the mailer does
+ *   dkim            plain + nodemailer's built-in DKIM, key given as a PEM string
+ *   dkim-nodelay    nodelay + DKIM from a PEM string
+ *   dkim-key-nodelay nodelay + DKIM from a KeyObject parsed once (the mailer's key handling)
+ *   transport       the mailer's own transport (apps/mailer/transport.ts): each message compiled
+ *                   and DKIM-signed by a stream transport, the raw bytes sent through the NODELAY
+ *                   pool with the terminator hold; the commit is a no-op. Content pre-composed.
+ *   compose         the mailer's compose() (template, juice, html-to-text, link tracking) and
+ *                   buildMessage() per message, then `transport`: the mailer without the store,
+ *                   pub/sub, claims and commit writes.
+ *
+ * The first five send the content composed once (by compose(), untimed) so every variant puts
+ * the same bytes on the wire, give or take the per-message ids and links.
+ *
+ *   BENCH_YARDSTICK='{"variant":"plain","smtpUrl":"smtp://127.0.0.1:2525",...}' \
+ *     node --import tsx --import ./bench/orphan-guard.ts bench/send-yardstick.ts   (IPC channel)
+ */
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer';
+import { pino } from 'pino';
+import { compose, type Composed } from '../apps/mailer/compose.ts';
+import { buildMessage } from '../apps/mailer/message.ts';
+import { createTransport } from '../apps/mailer/transport.ts';
+import type { DomainDoc } from '../domain/domains/collection.ts';
+import { emailLinks } from '../domain/mail/links.ts';
+import type { EmailDoc } from '../domain/mail/outbound.ts';
+import type { Config } from '../runtime/config.ts';
+import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+const config = JSON.parse(process.env.BENCH_YARDSTICK ?? 'null') as YardstickConfig | null;
+if (!config) throw new Error('BENCH_YARDSTICK must hold the configuration (bench/send.ts starts this process)');
+const result = await run(config);
+process.send!(result, () => process.exit(result.errors ? 1 : 0));
+
+async function run(c: YardstickConfig): Promise<YardstickResult> {
+  const linkKey = randomBytes(32);
+  const runId = randomBytes(4).toString('hex'); // unique Message-IDs across runs
+  const domain: DomainDoc = {
+    _id: 'bench-domain',
+    projectId: 'bench-project',
+    domain: c.domain,
+    verified: true,
+    verificationToken: 'bench',
+    dkim: { selector: c.selector, publicKey: '', privateKeyPem: c.privateKeyPem },
+    createdAt: new Date().toISOString(),
+    verifiedAt: new Date().toISOString(),
+  };
+  const emailOf = (key: string, n: number): EmailDoc => ({
+    _id: `${key}x${n}x${runId}`,
+    projectId: domain.projectId,
+    contactId: `contact-${key}-${n}`,
+    kind: 'transactional',
+    source: 'send',
+    to: recipientOf(key, n),
+    from: `hello@${c.domain}`,
+    fromName: SENDER_NAME,
+    subject: SUBJECT,
+    html: BODY,
+    vars: dataOf(n),
+    status: 'QUEUED',
+    createdAt: new Date().toISOString(),
+  });
+  const linksOf = (email: EmailDoc) => emailLinks(c.publicUrl, linkKey, email._id, email.contactId!);
+  // Composed once, untimed, for every variant but `compose`, which alone computes the links
+  // (buildMessage uses them only for a marketing email's List-Unsubscribe).
+  const first = emailOf(c.key, 0);
+  const precomposed: Composed = compose(first, linksOf(first));
+
+  let send: (key: string, n: number) => Promise<unknown>;
+  let close: () => void;
+  if (c.variant === 'transport' || c.variant === 'compose') {
+    const transport = createTransport({ smtpUrl: c.smtpUrl } as Config, pino({ level: 'silent' }));
+    const noCommit = async () => {};
+    send = (key, n) => {
+      const email = emailOf(key, n);
+      if (c.variant === 'transport') return transport.send(buildMessage(email, precomposed, domain, undefined, []), noCommit);
+      const links = linksOf(email);
+      return transport.send(buildMessage(email, compose(email, links), domain, links, []), noCommit);
+    };
+    close = () => transport.close();
+  } else {
+    const nodelay = c.variant.includes('nodelay');
+    const nagle = c.variant === 'nagle';
+    const dkim = c.variant.startsWith('dkim')
+      ? {
+          domainName: c.domain,
+          keySelector: c.selector,
+          privateKey: (c.variant === 'dkim-key-nodelay' ? createPrivateKey(c.privateKeyPem) : c.privateKeyPem) as string,
+        }
+      : undefined;
+    const smtp = nodemailer.createTransport({
+      url: c.smtpUrl,
+      pool: true,
+      maxConnections: c.poolSize,
+      maxMessages: Infinity,
+      ...(dkim ? { dkim } : {}),
+      ...(nodelay || nagle
+        ? {
+            getSocket(options: { host?: string; port?: number }, callback: (err: Error | null, socket?: { connection: unknown }) => void) {
+              const socket = connect({ host: options.host ?? 'localhost', port: options.port ?? 25 });
+              if (nagle) {
+                // nodemailer calls setNoDelay(true) on every socket it is given; keep Nagle on.
+                socket.setNoDelay(false);
+                socket.setNoDelay = () => socket;
+              } else {
+                socket.setNoDelay(true);
+              }
+              socket.once('connect', () => callback(null, { connection: socket }));
+              socket.once('error', (err) => callback(err));
+            },
+          }
+        : {}),
+    } as never);
+    send = (key, n) => {
+      const email = emailOf(key, n);
+      const message: Mail.Options = buildMessage(email, precomposed, null, undefined, []);
+      return smtp.sendMail(message);
+    };
+    close = () => smtp.close();
+  }
+
+  let errors = 0;
+  let firstError: string | undefined;
+  /** Sends messages 0..count-1 of `key`, at most `inFlight` outstanding. */
+  const batch = async (key: string, count: number) => {
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const n = next++;
+        try {
+          await send(key, n);
+        } catch (err) {
+          errors++;
+          firstError ??= (err as Error).message;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(c.inFlight, count) }, worker));
+  };
+
+  if (c.warmup > 0) await batch(c.warmupKey, c.warmup);
+  const cpu = process.cpuUsage();
+  const startUs = monotonicUs();
+  await batch(c.key, c.count);
+  const endUs = monotonicUs();
+  const used = process.cpuUsage(cpu);
+  close();
+  return { type: 'result', startUs, endUs, cpuSeconds: (used.user + used.system) / 1e6, errors, ...(firstError ? { firstError } : {}) };
+}

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { CampaignState } from '../../actors/campaign/behaviour.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { DuplicateKeyError } from '../../ports/store.ts';
+import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../mail/outbound.ts';
+import type { Recipient } from './audience.ts';
+
+/**
+ * The id of the campaign's email to one contact: the same (campaign, contact) always gives the
+ * same id, so a batch that runs again after a crash finds its emails instead of adding new ones.
+ * UUID-shaped, because Message-IDs (and the complaint parser reading them back) carry email ids.
+ */
+export function recipientEmailId(campaignId: string, contactId: string): string {
+  const h = createHash('sha256').update(`campaign\u0000${campaignId}\u0000${contactId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Set on a campaign email once its outbound message is published (see `queueRecipients`). */
+const PUBLISHED = 'publishedAt';
+
+/**
+ * Writes one marketing email per recipient and hands each to the mailer, exactly once however
+ * often the same batch runs: emails that exist are not written again, and only those not yet
+ * marked published are published (the mailer ignores an id it has finished anyway).
+ */
+export async function queueRecipients(p: Platform, campaignId: string, campaign: CampaignState, recipients: Recipient[], at: string): Promise<number> {
+  if (recipients.length === 0) return 0;
+  const docs: EmailDoc[] = recipients.map((r) => ({
+    _id: recipientEmailId(campaignId, r._id),
+    projectId: campaign.projectId,
+    contactId: r._id,
+    kind: 'marketing',
+    source: 'campaign',
+    sourceId: campaignId,
+    to: r.email,
+    from: campaign.from,
+    ...(campaign.fromName ? { fromName: campaign.fromName } : {}),
+    ...(campaign.replyTo ? { replyTo: campaign.replyTo } : {}),
+    subject: campaign.subject,
+    html: campaign.body,
+    vars: r.data,
+    status: 'QUEUED',
+    createdAt: at,
+  }));
+  const collection = emails(p);
+  const existing = await collection.find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { status: 1, [PUBLISHED]: 1 } });
+  const known = new Map(existing.map((e) => [e._id, e as EmailDoc & { publishedAt?: string }]));
+  const fresh = docs.filter((d) => !known.has(d._id));
+  try {
+    await collection.insertMany(fresh);
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    for (const doc of fresh) {
+      try {
+        await collection.insertOne(doc);
+      } catch (e) {
+        if (!(e instanceof DuplicateKeyError)) throw e;
+      }
+    }
+  }
+  const toPublish = docs.filter((d) => {
+    const found = known.get(d._id);
+    return !found || (found.status === 'QUEUED' && !found.publishedAt);
+  });
+  for (const doc of toPublish) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id });
+  if (toPublish.length) await p.store.collection('emails').updateMany({ _id: { $in: toPublish.map((d) => d._id) } }, { $set: { [PUBLISHED]: at } });
+  return recipients.length;
+}
