@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { pino, type Logger } from 'pino';
-import { campaignActor } from '../actors/campaign/actor.ts';
+import { campaignActor, resumeCampaigns } from '../actors/campaign/actor.ts';
 import { contactActor } from '../actors/contact/actor.ts';
 import { segmentSweepActor, startSegmentSweep } from '../actors/segment-sweep/actor.ts';
 import { createApp } from '../apps/api/app.ts';
@@ -82,6 +82,7 @@ export async function boot(
   await pubsub.start();
   await adapters.ready?.();
   const stopSweep = roles.api ? startSegmentSweep(platform) : undefined;
+  if (roles.api) void resumeCampaigns(platform).catch((err) => log.error({ err }, 'resuming campaigns failed'));
 
   let server: Server | undefined;
   // The api serves the whole API on PORT; a mailer on its own serves /health there for probes.

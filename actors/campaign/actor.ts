@@ -46,6 +46,8 @@ export function campaignActor(p: Platform): ActorDefinition<CampaignState> {
       update: (ctx, input: { changes: Partial<CampaignContent> }) => turn(ctx, { kind: 'update', ...input }),
       delete: (ctx) => turn(ctx, { kind: 'delete' }),
       cancel: (ctx) => turn(ctx, { kind: 'cancel' }),
+      /** What a reminder does; also called at start-up, so a lost reminder cannot strand a campaign. */
+      wake: (ctx) => turn(ctx, { kind: 'wake' }),
       send: async (ctx, input: { scheduledFor: string | null }) => {
         const state = await ctx.loadState();
         const audience = state ? await checkAudience(p, state, new Date()) : { kind: 'ok' as const, size: 0 };
@@ -108,5 +110,30 @@ async function perform(p: Platform, ctx: Ctx, state: CampaignState | undefined, 
         { $set: { status: 'SKIPPED', reason: 'The campaign was cancelled before this email was sent' } },
       );
       return;
+  }
+}
+
+/**
+ * At start-up, wakes every campaign that is sending or scheduled. Its reminder should do that,
+ * but a reminder is one record in one runtime; this makes a restart resume a send regardless
+ * (seen on Dapr: a reminder pending while the app and its sidecar restarted together was not
+ * delivered). A wake the campaign does not need changes nothing.
+ */
+export async function resumeCampaigns(p: Platform): Promise<void> {
+  const waiting = await campaigns(p.store).find({ status: { $in: ['SENDING', 'SCHEDULED'] } }, { projection: { _id: 1 } });
+  for (const { _id } of waiting) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await p.actors.invoke(CAMPAIGN_ACTOR, _id, 'wake');
+        break;
+      } catch (err) {
+        // Right after a restart the runtime may not place actors yet: try again for a while.
+        if (attempt >= 30) {
+          p.log.error({ campaignId: _id, err: (err as Error).message }, 'could not resume a campaign');
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
   }
 }

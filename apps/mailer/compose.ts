@@ -1,4 +1,4 @@
-import { convert } from 'html-to-text';
+import { compile } from 'html-to-text';
 import juice from 'juice';
 import type { EmailDoc } from '../../domain/mail/outbound.ts';
 import { escapeHtml, renderTemplate, templateScope } from '../../domain/templates/render.ts';
@@ -40,7 +40,8 @@ export function compose(email: EmailDoc, links: Links | undefined): Composed {
   return { subject, html: withPixel(trackLinks(rendered, links, ownPages), links.openPixelUrl), text };
 }
 
-const htmlToText = (html: string) => convert(html, { wordwrap: 100, selectors: [{ selector: 'img', format: 'skip' }] });
+/** Compiled once: `convert` would rebuild its selector tree for every email (~0.8 ms each). */
+const htmlToText = compile({ wordwrap: 100, selectors: [{ selector: 'img', format: 'skip' }] });
 
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&quot;': '"', '&#39;': "'", '&#x27;': "'", '&lt;': '<', '&gt;': '>' };
 const decodeEntities = (s: string) => s.replace(/&(amp|quot|#39|#x27|lt|gt);/g, (m) => ENTITIES[m]);

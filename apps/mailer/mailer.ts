@@ -47,7 +47,22 @@ export function startMailer(p: Platform): { close(): void } {
 
 type SendMail = (message: ReturnType<typeof buildMessage>, commit: () => Promise<void>) => Promise<SendResult>;
 
+/** Emails this process is delivering: a second message for one of them waits for the first. */
+const delivering = new Set<string>();
+
 async function deliver(p: Platform, emailId: string, sendMail: SendMail): Promise<void> {
+  // The claim below also takes a SENDING email (one a crashed mailer left), so two messages for
+  // one email must not run at once here; the other one comes back later and finds it done.
+  if (delivering.has(emailId)) throw new Error(`email ${emailId} is being delivered already`);
+  delivering.add(emailId);
+  try {
+    await deliverOnce(p, emailId, sendMail);
+  } finally {
+    delivering.delete(emailId);
+  }
+}
+
+async function deliverOnce(p: Platform, emailId: string, sendMail: SendMail): Promise<void> {
   // The claim: an email already DELIVERED, BOUNCED, FAILED or SKIPPED is never sent again.
   const email = await emails(p).findOneAndUpdate(
     { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },

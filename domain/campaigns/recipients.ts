@@ -15,13 +15,12 @@ export function recipientEmailId(campaignId: string, contactId: string): string 
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** Set on a campaign email once its outbound message is published (see `queueRecipients`). */
-const PUBLISHED = 'publishedAt';
-
 /**
- * Writes one marketing email per recipient and hands each to the mailer, exactly once however
- * often the same batch runs: emails that exist are not written again, and only those not yet
- * marked published are published (the mailer ignores an id it has finished anyway).
+ * Writes one marketing email per recipient and hands each to the mailer, once however often the
+ * same batch runs: emails that exist are not written again, and what a batch publishes is the
+ * emails that are new or still QUEUED (a crash may have come between writing and publishing;
+ * the mailer's claim makes a second message for one email a no-op). Nothing here writes to an
+ * email once it is published: the mailer owns it from then on.
  */
 export async function queueRecipients(p: Platform, campaignId: string, campaign: CampaignState, recipients: Recipient[], at: string): Promise<number> {
   if (recipients.length === 0) return 0;
@@ -43,8 +42,8 @@ export async function queueRecipients(p: Platform, campaignId: string, campaign:
     createdAt: at,
   }));
   const collection = emails(p);
-  const existing = await collection.find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { status: 1, [PUBLISHED]: 1 } });
-  const known = new Map(existing.map((e) => [e._id, e as EmailDoc & { publishedAt?: string }]));
+  const existing = await collection.find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { status: 1 } });
+  const known = new Map(existing.map((e) => [e._id, e]));
   const fresh = docs.filter((d) => !known.has(d._id));
   try {
     await collection.insertMany(fresh);
@@ -58,11 +57,7 @@ export async function queueRecipients(p: Platform, campaignId: string, campaign:
       }
     }
   }
-  const toPublish = docs.filter((d) => {
-    const found = known.get(d._id);
-    return !found || (found.status === 'QUEUED' && !found.publishedAt);
-  });
+  const toPublish = docs.filter((d) => (known.get(d._id)?.status ?? 'QUEUED') === 'QUEUED');
   for (const doc of toPublish) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id });
-  if (toPublish.length) await p.store.collection('emails').updateMany({ _id: { $in: toPublish.map((d) => d._id) } }, { $set: { [PUBLISHED]: at } });
   return recipients.length;
 }

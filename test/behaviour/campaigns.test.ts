@@ -289,7 +289,7 @@ describe('campaign send across a restart', () => {
     expect(before).toBeUndefined();
     await instance.restart();
 
-    await waitForStatus(s, c.id, 'SENT', byMode({ embedded: 60_000, distributed: 120_000 })).catch(async (err) => {
+    await waitForStatus(s, c.id, 'SENT', byMode({ embedded: 60_000, distributed: 150_000 })).catch(async (err) => {
       const now = await s.project.api.get(`/campaigns/${c.id}`);
       throw new Error(`${(err as Error).message}; campaign: ${JSON.stringify(now.body.data)}; received ${recipientsOf(instance, subject).length}`);
     });
@@ -298,5 +298,5 @@ describe('campaign send across a restart', () => {
     expect(got.length).toBe(total);
     expect(new Set(got).size).toBe(total);
     expect((await s.project.api.get(`/campaigns/${c.id}`)).body.data.recipientCount).toBe(total);
-  }, 180_000);
+  }, 240_000);
 });

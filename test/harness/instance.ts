@@ -93,7 +93,8 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
       await runner.dispose?.();
       await smtp.close();
       await dns.close();
-      await rm(dataDir, { recursive: true, force: true });
+      // KEEP_TEST_DATA=1 keeps the data and, in distributed mode, every process's logs.
+      if (!process.env.KEEP_TEST_DATA) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
