@@ -6,6 +6,7 @@ import { emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStat
 import { EMAIL_RESULTS_TOPIC, type EmailResult } from '../../domain/mail/results.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import { CommitLog } from './commit-log.ts';
 import { compose } from './compose.ts';
 import { buildMessage } from './message.ts';
 import { createTransport, type SendResult } from './transport.ts';
@@ -23,7 +24,8 @@ const isBounce = (err: unknown) => {
  */
 export function startMailer(p: Platform): { close(): void } {
   const transport = createTransport(p.config, p.log);
-  const breaker = new CircuitBreaker((message: Parameters<typeof transport.send>[0], commit: () => Promise<void>) => transport.send(message, commit), {
+  const commits = new CommitLog(p.config.dataDir);
+  const breaker = new CircuitBreaker((message: Parameters<typeof transport.send>[0], commit: () => void) => transport.send(message, commit), {
     timeout: 60_000,
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
@@ -34,7 +36,7 @@ export function startMailer(p: Platform): { close(): void } {
   breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
 
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, emailId, (m, commit) => breaker.fire(m, commit)), {
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, commits, emailId, (m, commit) => breaker.fire(m, commit)), {
     retryForever: true,
   });
   return {
@@ -45,34 +47,34 @@ export function startMailer(p: Platform): { close(): void } {
   };
 }
 
-type SendMail = (message: ReturnType<typeof buildMessage>, commit: () => Promise<void>) => Promise<SendResult>;
+type SendMail = (message: ReturnType<typeof buildMessage>, commit: () => void) => Promise<SendResult>;
 
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();
 
-async function deliver(p: Platform, emailId: string, sendMail: SendMail): Promise<void> {
+async function deliver(p: Platform, commits: CommitLog, emailId: string, sendMail: SendMail): Promise<void> {
   // The claim below also takes a SENDING email (one a crashed mailer left), so two messages for
   // one email must not run at once here; the other one comes back later and finds it done.
   if (delivering.has(emailId)) throw new Error(`email ${emailId} is being delivered already`);
   delivering.add(emailId);
   try {
-    await deliverOnce(p, emailId, sendMail);
+    await deliverOnce(p, commits, emailId, sendMail);
   } finally {
     delivering.delete(emailId);
   }
 }
 
-async function deliverOnce(p: Platform, emailId: string, sendMail: SendMail): Promise<void> {
+async function deliverOnce(p: Platform, commits: CommitLog, emailId: string, sendMail: SendMail): Promise<void> {
   // The claim: an email already DELIVERED, BOUNCED, FAILED or SKIPPED is never sent again.
   const email = await emails(p).findOneAndUpdate(
     { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
     { $set: { status: 'SENDING' }, $inc: { attempts: 1 } },
   );
   if (!email) return;
-  if (email.committedAt) {
+  if (commits.has(emailId)) {
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
-    await finish(p, email, 'DELIVERED', { deliveredAt: email.committedAt, reason: 'Handed over before a mailer restart' });
+    await finish(p, email, 'DELIVERED', { deliveredAt: nowIso(), reason: 'Handed over before a mailer restart' });
     await publishResult(p, email, 'email.delivery');
     return;
   }
@@ -89,9 +91,7 @@ async function deliverOnce(p: Platform, emailId: string, sendMail: SendMail): Pr
   const message = buildMessage(email, compose(email, links), check.domain, links, attachments);
 
   if (email.attempts === 1) await publishResult(p, email, 'email.sent');
-  const commit = async () => {
-    await emails(p).updateOne({ _id: emailId }, { $set: { committedAt: nowIso() } });
-  };
+  const commit = () => commits.commit(emailId);
   let result: SendResult;
   try {
     result = await sendMail(message, commit);
@@ -103,7 +103,8 @@ async function deliverOnce(p: Platform, emailId: string, sendMail: SendMail): Pr
       return;
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
-    await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` }, $unset: { committedAt: '' } });
+    commits.forget(emailId);
+    await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
   await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response });

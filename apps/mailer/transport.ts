@@ -13,13 +13,13 @@ export interface SendResult {
 
 export interface Transport {
   /**
-   * Sends `message` and awaits `commit` at the last moment before the transaction can complete:
+   * Sends `message` and calls `commit` at the last moment before the transaction can complete:
    * the whole message is on the socket, the terminating "." is not. A crash before the commit
    * leaves an incomplete transaction, which the server discards; a crash after it leaves a
    * complete one (the kernel still sends what was written), which the server keeps. So the
    * commit record says which way it went, and a restarted mailer neither loses nor repeats it.
    */
-  send(message: Mail.Options, commit: () => Promise<void>): Promise<SendResult>;
+  send(message: Mail.Options, commit: () => void): Promise<SendResult>;
   close(): void;
 }
 
@@ -32,10 +32,10 @@ async function compile(message: Mail.Options): Promise<{ raw: Buffer; envelope: 
 }
 
 /** Commits of the messages being sent, by Message-ID. */
-const commits = new Map<string, () => Promise<void>>();
+const commits = new Map<string, () => void>();
 
 /**
- * Holds the write of each transaction's terminating "." until that message's commit is durable.
+ * Records each transaction's commit right before its terminating "." is written.
  * After DATA, the only "\r\n.\r\n" a client ever writes is the terminator (dot-stuffing doubles
  * a leading dot in content), and the message's own Message-ID header, near the top of the
  * content, names the commit to wait for.
@@ -60,11 +60,13 @@ function holdTerminators(socket: Socket): void {
       inData = false;
       const commit = messageId ? commits.get(messageId) : undefined;
       if (commit) {
-        commit().then(
-          () => write(chunk, ...rest),
-          (err) => socket.destroy(err as Error),
-        );
-        return true;
+        try {
+          commit(); // synchronous: the "." follows in the same tick
+        } catch (err) {
+          socket.destroy(err as Error);
+          return false;
+        }
+        return write(chunk, ...rest);
       }
       // Only a message sent without its commit registered lands here; it would go out unguarded.
       socket.destroy(new Error(`no commit for the message on this connection (${messageId ?? 'no Message-ID found'})`));
@@ -85,7 +87,7 @@ export function createTransport(config: Config, log: Logger): Transport {
   return {
     async send(message, commit) {
       const { raw, messageId } = await compile(message);
-      await commit();
+      commit();
       const file = join(dir, `${Date.now()}-${messageId.replace(/[^A-Za-z0-9.@-]/g, '')}.eml`);
       writeFileSync(file, raw);
       log.info({ to: message.to, subject: message.subject, file, text: message.text }, 'dev outbox: email kept (no SMTP_URL)');

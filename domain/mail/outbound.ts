@@ -39,8 +39,6 @@ export interface EmailDoc extends Doc {
   status: EmailStatus;
   reason?: string;
   attempts?: number;
-  /** Set by the mailer once the whole message is on the socket, just before the final ".". */
-  committedAt?: string;
   messageId?: string;
   createdAt: string;
   sentAt?: string;
