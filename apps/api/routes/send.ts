@@ -1,7 +1,7 @@
-import { idempotent } from '../../../domain/idempotency.ts';
 import { sendResponseSchema, sendSchema } from '../../../domain/send/schema.ts';
 import { send } from '../../../domain/send/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
+import { withIdempotencyKey } from '../http/idempotency.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 
 export function sendRoutes(p: Platform): RouteSpec[] {
@@ -13,14 +13,7 @@ export function sendRoutes(p: Platform): RouteSpec[] {
       bodyLimit: '15mb',
       body: sendSchema,
       response: sendResponseSchema,
-      handle: async ({ auth, body, req, res }) => {
-        const key = req.get('idempotency-key');
-        const { response, replayed } = await idempotent(p, { projectId: auth.projectId, endpoint: 'send', key }, body, () =>
-          send(p, auth.projectId, body),
-        );
-        if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-        return response;
-      },
+      handle: (input) => withIdempotencyKey(p, input, 'send', () => send(p, input.auth.projectId, input.body)),
     }),
   ];
 }

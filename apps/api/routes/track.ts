@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { callDataSchema, emailSchema } from '../../../domain/contacts/schema.ts';
 import { track } from '../../../domain/events/service.ts';
-import { idempotent } from '../../../domain/idempotency.ts';
 import type { Platform } from '../../../runtime/platform.ts';
+import { withIdempotencyKey } from '../http/idempotency.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 
 export const eventNameSchema = z.string().trim().min(1).max(200);
@@ -19,14 +19,7 @@ export function trackRoutes(p: Platform): RouteSpec[] {
         data: callDataSchema.optional(),
       }),
       response: z.object({ contact: z.string(), event: z.string(), timestamp: z.string() }),
-      handle: async ({ auth, body, req, res }) => {
-        const key = req.get('idempotency-key');
-        const { response, replayed } = await idempotent(p, { projectId: auth.projectId, endpoint: 'track', key }, body, () =>
-          track(p, auth.projectId, body),
-        );
-        if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-        return response;
-      },
+      handle: (input) => withIdempotencyKey(p, input, 'track', () => track(p, input.auth.projectId, input.body)),
     }),
   ];
 }
