@@ -26,13 +26,12 @@
  * The sink (bench/send-sink.ts) runs in its own process: a minimal smtp-server that drains each
  * message and counts it by recipient. See bench/README.md for how to read the numbers.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -54,10 +53,9 @@ import {
   type YardstickConfig,
   type YardstickResult,
 } from './send-shared.ts';
+import { ROOT, adoptChild, onCleanup, stopChild, cleanup, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shortUrl, shellQuote } from './common.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'send.md');
-const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
 const POOL_SIZE = 5; // the mailer's (apps/mailer/transport.ts)
 const YARDSTICK_DOMAIN = 'yardstick.example';
 const SELECTOR = 'bench';
@@ -121,62 +119,12 @@ const options = {
 
 // ---- child processes and temp dirs, cleaned up on every way out ---------------------------------
 
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-let dns: DnsServer | undefined;
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    children.delete(child);
-    return;
-  }
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  // A graceful stop lets --cpu-prof write its profile; a process that hangs is killed.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-  children.delete(child);
-}
 
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  await dns?.close().catch(() => undefined);
-  dns = undefined;
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
 
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping the child processes and removing temp dirs`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
 
-async function tempDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 interface Child {
   name: string;
@@ -197,7 +145,7 @@ function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profil
     env,
     stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
   });
-  children.add(child);
+  adoptChild(child);
   let lines = 0;
   let tail: string[] = [];
   const collect = (chunk: Buffer) => {
@@ -297,21 +245,7 @@ class Sink {
 
 // ---- CPU and memory -------------------------------------------------------------------------------
 
-function processCpuSeconds(pid: number | 'self'): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
-  } catch {
-    return NaN; // the process is gone
-  }
-}
 
-function machineBusySeconds(): number {
-  const [, ...jiffies] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  const [user, nice, system, , , irq, softirq, steal] = jiffies.map(Number);
-  return (user + nice + system + irq + softirq + (steal ?? 0)) / CLK_TCK;
-}
 
 interface CpuSnapshot {
   sender: number;
@@ -347,13 +281,7 @@ function cpuWindow(a: CpuSnapshot, b: CpuSnapshot, senderSeconds?: number): CpuW
   return { sender, sink, self, others: Math.max(0, busy - sender - sink - self), wall: (b.atUs - a.atUs) / 1e6 };
 }
 
-function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
-}
 
-const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 // ---- phase 1: yardsticks ------------------------------------------------------------------------
 
@@ -399,7 +327,7 @@ async function runYardstick(variant: Variant, sink: Sink, privateKeyPem: string,
   const result = await messageOf<YardstickResult>(proc, 'result', 30 * 60_000);
   const exited = proc.child.exitCode !== null ? Promise.resolve() : new Promise<void>((resolve) => proc.child.once('exit', () => resolve()));
   await exited;
-  children.delete(proc.child);
+  await stopChild(proc.child); // exited already: only forgets it
   if (result.errors) throw new Error(`[${variant}] ${result.errors} sends failed, first: ${result.firstError}\n${proc.logTail()}`);
   await sink.waitFor(key, options.emails, 10_000);
   await sleep(300); // a late duplicate would show here
@@ -897,10 +825,6 @@ function bucketOf(url: string, functionName: string): string | undefined {
   return undefined;
 }
 
-function shortUrl(url: string): string {
-  const path = url.startsWith('file://') ? fileURLToPath(url) : url;
-  return path.startsWith(ROOT) ? relative(ROOT, path) : path;
-}
 
 /** npm packages by name (nodemailer by its internal module), repo files by top two path parts. */
 function moduleOf(url: string, functionName: string): string {
@@ -927,10 +851,6 @@ function printProfiles(phases: SinkPhase[]): void {
 
 // ---- report -------------------------------------------------------------------------------------
 
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
 
 const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
 
@@ -979,19 +899,7 @@ function platformTable(o: PlatformOutcome): string {
   return ['| platform (embedded) | value |', '| --- | ---: |', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
 }
 
-function machineFacts() {
-  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
-  const nproc = spawnSync('nproc', { encoding: 'utf8' }).stdout.trim() || String(cpus().length);
-  const git = (...gitArgs: string[]) => spawnSync('git', ['--no-optional-locks', ...gitArgs], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
-  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
-  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-  return { model, nproc, node: process.version, memGiB: totalmem() / 1024 ** 3, commit: dirty ? `${commit} + uncommitted changes` : commit };
-}
 
-function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
-}
 
 // ---- main ---------------------------------------------------------------------------------------
 
@@ -1013,7 +921,8 @@ async function main(): Promise<number> {
   }
   let platform: PlatformOutcome | undefined;
   if (options.platform) {
-    dns = await startDnsServer();
+    const dns = await startDnsServer();
+    onCleanup(() => dns.close());
     platform = await runPlatform(sink, dns, profileRoot);
   }
 

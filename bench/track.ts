@@ -18,23 +18,21 @@
  * Results are printed as a markdown table and appended, with the machine's facts and the command
  * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { ROOT, adoptChild, stopChild, cleanup, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shortUrl, shellQuote } from './common.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'track.md');
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
 const PLANS = ['free', 'pro', 'team'];
 const SEED = 0x6d61696c; // "mail": every run sends the same body sequence
-const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
 
 // ---- options -----------------------------------------------------------------------------------
 
@@ -79,57 +77,11 @@ const options = {
 
 // ---- child processes and temp dirs, cleaned up on every way out ---------------------------------
 
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    children.delete(child);
-    return;
-  }
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  // A graceful stop lets --cpu-prof write its profile; a server that hangs is killed.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-  children.delete(child);
-}
 
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
 
-// Last resort (an exception past the finally, process.exit elsewhere): nothing is left behind.
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping the servers and removing temp dirs`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
 
-async function tempDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Server {
   name: string;
@@ -155,7 +107,7 @@ async function startServer(name: string, script: string, env: Record<string, str
     env: childEnv,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  children.add(child);
+  adoptChild(child);
   let lines = 0;
   let tail: string[] = [];
   const collect = (chunk: Buffer) => {
@@ -186,7 +138,6 @@ async function startServer(name: string, script: string, env: Record<string, str
   return { name, url, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- HTTP set-up calls --------------------------------------------------------------------------
 
@@ -289,7 +240,6 @@ interface Load {
   monotonicUs: { startUs: number; endUs: number };
 }
 
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** Internals of autocannon 9's http client that a graceful stop needs (see drain below). */
 interface DrainableClient {
@@ -401,19 +351,7 @@ interface CpuWindow {
   serverSeconds: number;
 }
 
-function processCpuSeconds(pid: number | 'self'): number {
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
-}
 
-function machineBusySeconds(): number {
-  const [, ...jiffies] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  // user nice system idle iowait irq softirq steal ...: busy is all but idle and iowait.
-  const [user, nice, system, , , irq, softirq, steal] = jiffies.map(Number);
-  return (user + nice + system + irq + softirq + (steal ?? 0)) / CLK_TCK;
-}
 
 function cpuSnapshot(pid: number): CpuSnapshot {
   return { server: processCpuSeconds(pid), self: processCpuSeconds('self'), machineBusy: machineBusySeconds() };
@@ -428,28 +366,10 @@ function cpuWindow(a: CpuSnapshot, b: CpuSnapshot, wall: number): CpuWindow {
 }
 
 /** VmHWM (peak resident set) and VmRSS of a live process, in MiB. */
-function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
-}
 
-function machineFacts() {
-  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
-  const nproc = spawnSync('nproc', { encoding: 'utf8' }).stdout.trim() || String(cpus().length);
-  const git = (...gitArgs: string[]) => spawnSync('git', ['--no-optional-locks', ...gitArgs], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
-  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
-  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-  return { model, nproc, node: process.version, memGiB: totalmem() / 1024 ** 3, commit: dirty ? `${commit} + uncommitted changes` : commit };
-}
 
 /** An argument as a POSIX shell would need it typed. */
-function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
-}
 
-const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 // ---- one server's run ---------------------------------------------------------------------------
 
@@ -587,10 +507,6 @@ function summarizeProfile(file: string, window: { startUs: number; endUs: number
   ].join('\n');
 }
 
-function shortUrl(url: string): string {
-  const path = url.startsWith('file://') ? fileURLToPath(url) : url;
-  return path.startsWith(ROOT) ? relative(ROOT, path) : path;
-}
 
 function moduleOf(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
@@ -603,10 +519,6 @@ function moduleOf(url: string, functionName: string): string {
 
 // ---- report -------------------------------------------------------------------------------------
 
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
 
 function table(platform: Outcome, baseline: Outcome): string {
   const rows: [string, (o: Outcome) => number, number, boolean][] = [

@@ -1,0 +1,137 @@
+// What both benchmarks need: child processes and temp dirs that are cleaned up on every way
+// out, and readings of the machine (/proc) for CPU, memory and the results' header.
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
+
+// ---- child processes and temp dirs, cleaned up on every way out ---------------------------------
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+const cleanups: (() => Promise<void>)[] = [];
+
+/** Registers a child process, so cleanup stops it. */
+export function adoptChild(child: ChildProcess): ChildProcess {
+  children.add(child);
+  return child;
+}
+
+/** Something else `cleanup` must release (a server run inside the benchmark's process). */
+export function onCleanup(release: () => Promise<void>): void {
+  cleanups.push(release);
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child);
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  // A graceful stop lets --cpu-prof write its profile; a process that hangs is killed.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+export async function cleanup(): Promise<void> {
+  await Promise.all([...children].map(stopChild));
+  for (const release of cleanups.splice(0)) await release().catch(() => undefined);
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+// Last resort (an exception past the finally, process.exit elsewhere): nothing is left behind.
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the child processes and removing temp dirs`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+export async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+// ---- readings of the machine ----------------------------------------------------------------------
+
+/** CPU seconds (user + system) a process has used; NaN once it is gone. */
+export function processCpuSeconds(pid: number | 'self'): number {
+  try {
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds the whole machine has been busy. */
+export function machineBusySeconds(): number {
+  const [, ...jiffies] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal ...: busy is all but idle and iowait.
+  const [user, nice, system, , , irq, softirq, steal] = jiffies.map(Number);
+  return (user + nice + system + irq + softirq + (steal ?? 0)) / CLK_TCK;
+}
+
+export function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
+}
+
+export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+export function machineFacts() {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+  const nproc = spawnSync('nproc', { encoding: 'utf8' }).stdout.trim() || String(cpus().length);
+  const git = (...gitArgs: string[]) => spawnSync('git', ['--no-optional-locks', ...gitArgs], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  return { model, nproc, node: process.version, memGiB: totalmem() / 1024 ** 3, commit: dirty ? `${commit} + uncommitted changes` : commit };
+}
+
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+export function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** A profile's script URL as a path relative to the repo. */
+export function shortUrl(url: string): string {
+  const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+  return path.startsWith(ROOT) ? relative(ROOT, path) : path;
+}
