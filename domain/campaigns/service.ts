@@ -14,6 +14,7 @@ import { compileCondition, type FilterCondition } from '../segments/filter.ts';
 import { renderTemplate, templateScope } from '../templates/render.ts';
 import { campaigns, toCampaign, type Campaign, type CampaignDoc } from './collection.ts';
 import type { CreateCampaignInput, ListCampaignsQuery, UpdateCampaignInput } from './schema.ts';
+import { pageOf } from '../paging.ts';
 
 /** A campaign of this project; another project's id is simply not found. */
 async function getCampaignDoc(p: Platform, projectId: string, id: string): Promise<CampaignDoc> {
@@ -73,7 +74,7 @@ export async function listCampaigns(p: Platform, projectId: string, query: ListC
     collection.find(filter, { sort: { _id: -1 }, skip: (query.page - 1) * query.pageSize, limit: query.pageSize }),
     collection.countDocuments(filter),
   ]);
-  return { campaigns: docs.map(toCampaign), page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
+  return { campaigns: docs.map(toCampaign), ...pageOf(query, total) };
 }
 
 export async function updateCampaign(p: Platform, projectId: string, id: string, input: UpdateCampaignInput): Promise<Campaign> {

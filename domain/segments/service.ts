@@ -11,6 +11,7 @@ import { memberId, segmentMembers, segments, slugOf, type SegmentDoc, type Segme
 import { compileCondition, type FilterCondition } from './filter.ts';
 import { clearPresence, currentMemberIds, dropPresence, forgetTrackedSegments, seedPresence } from './membership.ts';
 import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
+import { pageOf } from '../paging.ts';
 
 /** Loads a segment of this project; another project's id is simply not found. */
 export async function getSegmentDoc(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {
@@ -203,7 +204,7 @@ export async function listSegmentContacts(p: Platform, projectId: string, id: st
     page = ids.flatMap((cid) => (byId.has(cid) ? [toContact(byId.get(cid)!)] : []));
     total = count;
   }
-  return { contacts: page, page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
+  return { contacts: page, ...pageOf(query, total) };
 }
 
 async function getStaticSegment(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {

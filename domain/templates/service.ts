@@ -5,6 +5,7 @@ import { notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { templates, toTemplate, type Template, type TemplateDoc } from './collection.ts';
 import type { CreateTemplateInput, ListTemplatesQuery, PatchTemplateInput } from './schema.ts';
+import { pageOf } from '../paging.ts';
 
 /** Loads a template of this project; another project's id is simply not found. */
 async function getTemplateDoc(p: Platform, projectId: string, id: string): Promise<TemplateDoc> {
@@ -74,11 +75,5 @@ export async function listTemplates(p: Platform, projectId: string, query: ListT
     collection.find(filter, { sort: { _id: -1 }, skip: (query.page - 1) * query.pageSize, limit: query.pageSize }),
     collection.countDocuments(filter),
   ]);
-  return {
-    templates: docs.map(toTemplate),
-    total,
-    page: query.page,
-    pageSize: query.pageSize,
-    totalPages: Math.ceil(total / query.pageSize),
-  };
+  return { templates: docs.map(toTemplate), ...pageOf(query, total) };
 }
