@@ -35,12 +35,12 @@ async function compile(message: Mail.Options): Promise<{ raw: Buffer; envelope: 
 const commits = new Map<string, () => void>();
 
 /**
- * Records each transaction's commit right before its terminating "." is written.
+ * Runs each transaction's commit right before its terminating "." is written, in the same tick.
  * After DATA, the only "\r\n.\r\n" a client ever writes is the terminator (dot-stuffing doubles
  * a leading dot in content), and the message's own Message-ID header, near the top of the
- * content, names the commit to wait for.
+ * content, names the commit to run.
  */
-function holdTerminators(socket: Socket): void {
+function commitBeforeTerminators(socket: Socket): void {
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
   let inData = false;
   let head = '';
@@ -111,7 +111,7 @@ function smtpTransport(url: string): Transport {
     getSocket(options: { host?: string; port?: number }, callback: (err: Error | null, socket?: { connection: unknown }) => void) {
       const socket = connect({ host: options.host ?? 'localhost', port: options.port ?? 25 });
       socket.setNoDelay(true);
-      holdTerminators(socket);
+      commitBeforeTerminators(socket);
       socket.once('connect', () => callback(null, { connection: socket }));
       socket.once('error', (err) => callback(err));
     },
