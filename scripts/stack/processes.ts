@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 
@@ -98,21 +99,61 @@ export class Supervisor {
   }
 }
 
-/** Ports handed out by this process, so two components never get the same one. */
-const handedOut = new Set<number>();
-
 /**
  * A port nothing listens on, below 32768: ports from the kernel's ephemeral range (32768-60999
- * here) can be taken by an outgoing connection between the check and the bind.
+ * here) can be taken by an outgoing connection between the check and the bind. A port stays
+ * claimed by a lock file (with our pid) until this process exits, so concurrent test workers
+ * and scripts never hand out the same port while its component has not bound it yet.
  */
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 500; tries++) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (handedOut.has(port) || !(await canListen(port))) continue;
-    handedOut.add(port);
-    return port;
+    if (!claim(port)) continue;
+    if (await canListen(port)) return port;
+    release(port);
   }
   throw new Error('no free port between 20000 and 32000');
+}
+
+const LOCKS = join(tmpdir(), 'mailroom-ports');
+const claimed = new Set<number>();
+
+function claim(port: number): boolean {
+  if (claimed.has(port)) return false;
+  mkdirSync(LOCKS, { recursive: true });
+  const file = join(LOCKS, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+  } catch {
+    if (ownerAlive(file)) return false;
+    rmSync(file, { force: true }); // left by a process that is gone
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+    } catch {
+      return false;
+    }
+  }
+  if (claimed.size === 0) process.once('exit', releaseAll);
+  claimed.add(port);
+  return true;
+}
+
+function ownerAlive(file: string): boolean {
+  try {
+    process.kill(Number(readFileSync(file, 'utf8')), 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function release(port: number): void {
+  claimed.delete(port);
+  rmSync(join(LOCKS, String(port)), { force: true });
+}
+
+function releaseAll(): void {
+  for (const port of [...claimed]) release(port);
 }
 
 function canListen(port: number): Promise<boolean> {
