@@ -12,6 +12,10 @@ export interface Config {
   mongodbUrl?: string;
   /** Sender of the platform's own mail (account verification). Not in the contract; optional. */
   systemFrom: string;
+  /** How often tracked segments are re-checked for time-based entries and exits (fractions allowed). */
+  segmentSweepSeconds: number;
+  /** Recipients a campaign queues per actor turn (the cursor is saved after each batch). */
+  campaignBatchSize: number;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -20,6 +24,20 @@ function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
   return n;
+}
+
+/** A count of at least 1 (batch sizes). */
+function positiveInt(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const n = int(name, fallback, env);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${env[name]}"`);
+  return n;
+}
+
+/** A positive duration in seconds, at least `min`. */
+function seconds(name: string, fallback: number, min: number, env: NodeJS.ProcessEnv): number {
+  const n = int(name, fallback, env);
+  if (n <= 0) throw new Error(`${name} must be a positive number of seconds, got "${env[name]}"`);
+  return Math.max(n, min);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -40,5 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL || undefined,
     mongodbUrl: env.MONGODB_URL || undefined,
     systemFrom: env.SYSTEM_FROM || `no-reply@${new URL(publicUrl).hostname}`,
+    segmentSweepSeconds: seconds('SEGMENT_SWEEP_SECONDS', 60, 0.1, env),
+    campaignBatchSize: positiveInt('CAMPAIGN_BATCH_SIZE', 500, env),
   };
 }

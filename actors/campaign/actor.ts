@@ -9,12 +9,6 @@ import { decide, type CampaignCommand, type CampaignContent, type CampaignEffect
 
 export const CAMPAIGN_ACTOR = 'CampaignActor';
 
-/** Recipients queued per turn; `CAMPAIGN_BATCH_SIZE` overrides it (tests use small batches). */
-const batchSize = () => {
-  const n = Number(process.env.CAMPAIGN_BATCH_SIZE);
-  return Number.isInteger(n) && n > 0 ? n : 500;
-};
-
 /**
  * Two alternating reminder names: a wake-up sets the next one under the other name, so no
  * runtime ever sees a one-shot reminder re-register itself from inside its own callback.
@@ -88,11 +82,13 @@ async function perform(p: Platform, ctx: Ctx, state: CampaignState | undefined, 
       const campaign = state!;
       // Backpressure: the audience is walked about as fast as the mailer sends, so the outbound
       // queue stays small, a cancel still stops most of a large send, and the cursor means something.
+      // Recipients queued per turn: CAMPAIGN_BATCH_SIZE (tests use small batches).
+      const batchSize = p.config.campaignBatchSize;
       const inFlight = await emails(p).countDocuments({ projectId: campaign.projectId, sourceId: ctx.id, status: { $in: ['QUEUED', 'SENDING'] } });
-      if (inFlight >= 2 * batchSize()) return { kind: 'batchDeferred' };
+      if (inFlight >= 2 * batchSize) return { kind: 'batchDeferred' };
       try {
         const audience = await audienceOf(p, campaign, new Date(campaign.sentAt ?? Date.now()));
-        const { recipients, nextCursor } = await nextRecipients(p, campaign, audience, effect.after, batchSize());
+        const { recipients, nextCursor } = await nextRecipients(p, campaign, audience, effect.after, batchSize);
         const count = await queueRecipients(p, ctx.id, campaign, recipients, new Date().toISOString());
         return { kind: 'batchSent', nextCursor, count };
       } catch (err) {

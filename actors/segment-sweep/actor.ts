@@ -17,15 +17,8 @@ const REMINDER = 'sweep';
 /** At most this many contacts re-evaluated per segment per sweep; the rest wait for the next. */
 const MAX_PER_SEGMENT = 2_000;
 
-/** SEGMENT_SWEEP_SECONDS (default 60; fractions allowed, at least 0.1). */
-export function sweepIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = Number(env.SEGMENT_SWEEP_SECONDS);
-  const seconds = env.SEGMENT_SWEEP_SECONDS && Number.isFinite(raw) && raw > 0 ? Math.max(raw, 0.1) : 60;
-  return seconds * 1000;
-}
-
 export function segmentSweepActor(p: Platform): ActorDefinition<Record<string, never>> {
-  const interval = sweepIntervalMs();
+  const interval = p.config.segmentSweepSeconds * 1000;
   return {
     type: SEGMENT_SWEEP_ACTOR,
     methods: {

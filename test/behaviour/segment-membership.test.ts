@@ -26,18 +26,12 @@ const one = (field: string, operator: string, value?: unknown, unit?: string) =>
   groups: [{ filters: [{ field, operator, ...(value !== undefined ? { value } : {}), ...(unit ? { unit } : {}) }] }],
 });
 
-const previousSweep = process.env.SEGMENT_SWEEP_SECONDS;
 beforeAll(async () => {
-  // The sweep reads SEGMENT_SWEEP_SECONDS from the process environment (it is not in Config), so
-  // an in-process instance needs it there too; distributed apps get it through `env`.
-  process.env.SEGMENT_SWEEP_SECONDS = '1';
   instance = await startInstance({ env: { EMAIL_RATE_PER_SECOND: '0', SEGMENT_SWEEP_SECONDS: '1' } });
   project = await newProject(instance, 'Membership');
 });
 afterAll(async () => {
   await instance?.dispose();
-  if (previousSweep === undefined) delete process.env.SEGMENT_SWEEP_SECONDS;
-  else process.env.SEGMENT_SWEEP_SECONDS = previousSweep;
 });
 
 async function createSegment(body: Record<string, unknown>) {

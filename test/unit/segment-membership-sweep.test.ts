@@ -5,18 +5,27 @@ import * as path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedStore } from '../../adapters/embedded/store.ts';
-import { sweepIntervalMs, sweepTrackedSegments } from '../../actors/segment-sweep/actor.ts';
+import { sweepTrackedSegments } from '../../actors/segment-sweep/actor.ts';
 import type { SegmentDoc } from '../../domain/segments/collection.ts';
 import { segmentPresence } from '../../domain/segments/membership.ts';
+import { loadConfig } from '../../runtime/config.ts';
 import type { Platform } from '../../runtime/platform.ts';
 
-describe('sweepIntervalMs', () => {
-  it('reads SEGMENT_SWEEP_SECONDS, 60 s by default or when invalid', () => {
-    expect(sweepIntervalMs({})).toBe(60_000);
-    expect(sweepIntervalMs({ SEGMENT_SWEEP_SECONDS: '2' })).toBe(2_000);
-    expect(sweepIntervalMs({ SEGMENT_SWEEP_SECONDS: '0.5' })).toBe(500);
-    expect(sweepIntervalMs({ SEGMENT_SWEEP_SECONDS: 'soon' })).toBe(60_000);
-    expect(sweepIntervalMs({ SEGMENT_SWEEP_SECONDS: '0' })).toBe(60_000);
+describe('the sweep interval (Config.segmentSweepSeconds)', () => {
+  it('reads SEGMENT_SWEEP_SECONDS: 60 s by default, fractions down to 0.1 s, anything else refused at start', () => {
+    expect(loadConfig({}).segmentSweepSeconds).toBe(60);
+    expect(loadConfig({ SEGMENT_SWEEP_SECONDS: '2' }).segmentSweepSeconds).toBe(2);
+    expect(loadConfig({ SEGMENT_SWEEP_SECONDS: '0.5' }).segmentSweepSeconds).toBe(0.5);
+    expect(loadConfig({ SEGMENT_SWEEP_SECONDS: '0.01' }).segmentSweepSeconds).toBe(0.1);
+    expect(() => loadConfig({ SEGMENT_SWEEP_SECONDS: 'soon' })).toThrow(/SEGMENT_SWEEP_SECONDS/);
+    expect(() => loadConfig({ SEGMENT_SWEEP_SECONDS: '0' })).toThrow(/SEGMENT_SWEEP_SECONDS/);
+  });
+
+  it('reads CAMPAIGN_BATCH_SIZE: 500 by default, a whole number of at least 1', () => {
+    expect(loadConfig({}).campaignBatchSize).toBe(500);
+    expect(loadConfig({ CAMPAIGN_BATCH_SIZE: '5' }).campaignBatchSize).toBe(5);
+    expect(() => loadConfig({ CAMPAIGN_BATCH_SIZE: '0' })).toThrow(/CAMPAIGN_BATCH_SIZE/);
+    expect(() => loadConfig({ CAMPAIGN_BATCH_SIZE: '2.5' })).toThrow(/CAMPAIGN_BATCH_SIZE/);
   });
 });
 
