@@ -24,11 +24,21 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
     paths,
     components: {
       securitySchemes: {
-        secretKey: { type: 'http', scheme: 'bearer', description: 'Project secret key (`sk_…`).' },
-        publicKey: { type: 'http', scheme: 'bearer', description: 'Project public key (`pk_…`), POST /v1/track only.' },
-        userToken: { type: 'http', scheme: 'bearer', description: 'Session token from /auth/login or /auth/signup.' },
+        secretKey: {
+          type: 'http', scheme: 'bearer', bearerFormat: 'sk_…',
+          description: 'Project secret key (`sk_…`): every Dashboard API endpoint, /v1/send and /v1/track. Server-side only.',
+        },
+        publicKey: {
+          type: 'http', scheme: 'bearer', bearerFormat: 'pk_…',
+          description: 'Project public key (`pk_…`): POST /v1/track only (403 FORBIDDEN elsewhere). Safe in browser code.',
+        },
+        userToken: {
+          type: 'http', scheme: 'bearer', bearerFormat: 'sess_…',
+          description: 'Session token from POST /auth/login or /auth/signup: accounts, projects and domains.',
+        },
       },
       schemas: { Error: jsonSchema(errorEnvelopeSchema, 'output') },
+      responses: Object.fromEntries(Object.entries(ERRORS).map(([status, e]) => [e.name, errorResponse(Number(status), e)])),
     },
   };
 }
@@ -40,17 +50,58 @@ const SECURITY: Record<RouteSpec['auth'], unknown[]> = {
   key: [{ secretKey: [] }, { publicKey: [] }],
 };
 
-const ERRORS_BY_AUTH: Record<RouteSpec['auth'], number[]> = {
-  none: [422],
-  user: [401, 422],
-  secret: [401, 403, 422],
-  key: [401, 422],
+/** Every error status the API answers with, the codes it carries, and its reusable response name. */
+const ERRORS: Record<number, { name: string; codes: string[]; when: string }> = {
+  401: { name: 'Unauthorized', codes: ['UNAUTHORIZED'], when: 'Missing or invalid key or session token' },
+  403: {
+    name: 'Forbidden',
+    codes: ['FORBIDDEN', 'EMAIL_VERIFICATION_REQUIRED', 'DOMAIN_NOT_VERIFIED'],
+    when: 'Wrong key kind, not an admin of the project, unverified email address, or an unverified sender domain',
+  },
+  404: { name: 'NotFound', codes: ['NOT_FOUND'], when: 'No such object in this project (objects of other projects are not visible)' },
+  409: { name: 'Conflict', codes: ['CONFLICT', 'INVALID_STATE'], when: 'Clashes with existing data, or the object is in a state that forbids this' },
+  413: { name: 'PayloadTooLarge', codes: ['PAYLOAD_TOO_LARGE'], when: 'The request body or upload is larger than this endpoint takes' },
+  422: { name: 'ValidationError', codes: ['VALIDATION_ERROR'], when: 'The request is invalid; `error.errors` names each field' },
+  429: { name: 'RateLimited', codes: ['RATE_LIMIT_EXCEEDED'], when: 'Over the per-project request rate; retry after `Retry-After` seconds' },
+  500: { name: 'InternalError', codes: ['INTERNAL_ERROR'], when: 'Unexpected server error; report the requestId' },
 };
 
-const errorResponse = {
-  description: 'Error envelope',
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-};
+function errorResponse(status: number, e: (typeof ERRORS)[number]): Record<string, unknown> {
+  return {
+    description: `${e.when} (${e.codes.join(', ')})`,
+    ...(status === 429
+      ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } } }
+      : {}),
+    content: {
+      'application/json': {
+        schema: {
+          allOf: [
+            { $ref: '#/components/schemas/Error' },
+            { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: e.codes }, statusCode: { const: status } } } } },
+          ],
+        },
+      },
+    },
+  };
+}
+
+const errorRef = (status: number) => ({ $ref: `#/components/responses/${ERRORS[status].name}` });
+
+/**
+ * The error statuses a route can answer with: what its credential, inputs and metering imply,
+ * plus what the route declares in `errors` (domain rules: 404 on a body id, 409).
+ */
+export function errorStatuses(spec: RouteSpec): number[] {
+  const statuses = new Set([...(spec.errors ?? []), 500]);
+  if (spec.auth !== 'none') statuses.add(401);
+  if (spec.auth === 'secret' || spec.needs?.admin || spec.needs?.verifiedEmail) statuses.add(403);
+  // Any id in the path may name nothing in the caller's project.
+  if (spec.params) statuses.add(404);
+  if (spec.params || spec.query || spec.body || spec.upload) statuses.add(422);
+  if (spec.body || spec.upload) statuses.add(413);
+  if (!spec.unmetered) statuses.add(429);
+  return [...statuses].sort((a, b) => a - b);
+}
 
 /** The two routes outside the route list: no credential, no envelope on success. */
 function systemOperation(operationId: string, summary: string): Record<string, unknown> {
@@ -61,7 +112,7 @@ function systemOperation(operationId: string, summary: string): Record<string, u
     security: [],
     responses: {
       '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
-      '500': errorResponse,
+      '500': errorRef(500),
     },
   };
 }
@@ -84,19 +135,20 @@ function operation(spec: RouteSpec): Record<string, unknown> {
                     data: spec.response ? jsonSchema(spec.response, 'output') : {},
                     message: { type: 'string' },
                   },
+                  additionalProperties: false,
                 },
               },
             },
           };
   }
-  const errorStatuses = new Set([...ERRORS_BY_AUTH[spec.auth], ...(spec.errors ?? []), 500]);
-  if (spec.body || spec.upload) errorStatuses.add(413);
-  if (!spec.unmetered) errorStatuses.add(429);
-  for (const code of [...errorStatuses].sort()) {
-    responses[String(code)] = errorResponse;
-  }
+  for (const status of errorStatuses(spec)) responses[String(status)] = errorRef(status);
+  const needs = [
+    spec.needs?.admin ? 'the admin role on the project' : '',
+    spec.needs?.verifiedEmail ? 'a verified email address' : '',
+  ].filter(Boolean);
   return {
     summary: spec.summary,
+    ...(needs.length ? { description: `Needs ${needs.join(' and ')}.` } : {}),
     tags: [spec.tag],
     operationId: `${spec.method}${spec.path.replace(/[/:{}-]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: SECURITY[spec.auth],

@@ -77,6 +77,13 @@ export interface RouteSpec<
   errors?: number[];
   /** Set for routes whose calls are exempt from the per-project request budget. */
   unmetered?: boolean;
+  /**
+   * What a `user` route needs of the caller beyond a session: the admin role on the project
+   * (403 FORBIDDEN otherwise) or a verified email address (403 EMAIL_VERIFICATION_REQUIRED).
+   * The domain enforces both; this declares them for the OpenAPI document and the
+   * authorization matrix test, which checks the two agree.
+   */
+  needs?: { admin?: boolean; verifiedEmail?: boolean };
   handle(input: HandlerInput<A, P, Q, B>): Promise<unknown>;
 }
 

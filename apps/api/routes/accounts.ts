@@ -32,9 +32,10 @@ export function accountRoutes(p: Platform): RouteSpec[] {
     route({
       method: 'post', path: '/auth/verify/resend', tag: 'Accounts', auth: 'user', status: 202, errors: [409],
       summary: 'Send the verification email again',
+      response: z.object({ sent: z.literal(true) }),
       handle: async ({ auth }) => {
         await resendVerification(p, auth.userId);
-        return { sent: true };
+        return { sent: true as const };
       },
     }),
     route({
@@ -76,7 +77,7 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       handle: ({ auth, params }) => getProject(p, params.id, auth.userId),
     }),
     route({
-      method: 'patch', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [403, 404],
+      method: 'patch', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [404], needs: { admin: true },
       summary: "Rename a project or change its default language (admin)",
       params: idParams,
       body: z.strictObject({ name: z.string().trim().min(1).max(100).optional(), language: language.optional() }),
@@ -84,14 +85,14 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       handle: ({ auth, params, body }) => updateProject(p, params.id, auth.userId, body),
     }),
     route({
-      method: 'post', path: '/projects/:id/keys/rotate', tag: 'Projects', auth: 'user', errors: [403, 404],
+      method: 'post', path: '/projects/:id/keys/rotate', tag: 'Projects', auth: 'user', errors: [404], needs: { admin: true },
       summary: 'Issue new secret and public keys; the old ones stop working at once (admin)',
       params: idParams,
       response: projectWithKeys,
       handle: ({ auth, params }) => rotateKeys(p, params.id, auth.userId),
     }),
     route({
-      method: 'post', path: '/projects/:id/members', tag: 'Projects', auth: 'user', status: 201, errors: [403, 404],
+      method: 'post', path: '/projects/:id/members', tag: 'Projects', auth: 'user', status: 201, errors: [404, 409], needs: { admin: true },
       summary: 'Add a signed-up user to the project, or change their role (admin)',
       params: idParams,
       body: z.strictObject({ email: emailSchema, role: z.enum(['ADMIN', 'MEMBER']) }),

@@ -101,6 +101,7 @@ export function campaignRoutes(p: Platform): RouteSpec[] {
       method: 'delete', path: '/campaigns/:id', tag: 'Campaigns', auth: 'secret', errors: [404, 409],
       summary: 'Delete a DRAFT or CANCELLED campaign',
       params: idParams,
+      response: z.null(),
       handle: async ({ auth, params }) => {
         await deleteCampaign(p, auth.projectId, params.id);
         return reply(null, { message: 'Campaign deleted' });

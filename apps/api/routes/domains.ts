@@ -24,14 +24,14 @@ const domain = z.object({
 export function domainRoutes(p: Platform): RouteSpec[] {
   return [
     route({
-      method: 'get', path: '/domains/project/:projectId', tag: 'Domains', auth: 'user', errors: [403, 404],
+      method: 'get', path: '/domains/project/:projectId', tag: 'Domains', auth: 'user', errors: [404], needs: { verifiedEmail: true },
       summary: "The project's sending domains with the DNS records to publish (member, verified email)",
       params: z.object({ projectId: z.string().min(1).max(200) }),
       response: z.array(domain),
       handle: ({ auth, params }) => listDomains(p, auth, params.projectId),
     }),
     route({
-      method: 'post', path: '/domains', tag: 'Domains', auth: 'user', status: 201, errors: [403, 404, 409],
+      method: 'post', path: '/domains', tag: 'Domains', auth: 'user', status: 201, errors: [404, 409], needs: { admin: true, verifiedEmail: true },
       summary: 'Add a sending domain to a project, unverified, with its DNS records (admin, verified email)',
       body: z.strictObject({
         projectId: z.string().min(1).max(200),
@@ -41,14 +41,14 @@ export function domainRoutes(p: Platform): RouteSpec[] {
       handle: ({ auth, body }) => addDomain(p, auth, body.projectId, body.domain),
     }),
     route({
-      method: 'get', path: '/domains/:id/verify', tag: 'Domains', auth: 'user', errors: [403, 404],
+      method: 'get', path: '/domains/:id/verify', tag: 'Domains', auth: 'user', errors: [404], needs: { verifiedEmail: true },
       summary: 'Look the DNS records up afresh; verified once every required record is published (member)',
       params: idParams,
       response: z.object({ verified: z.boolean(), records: z.array(record.extend({ found: z.boolean() })) }),
       handle: ({ auth, params }) => verifyDomain(p, auth, params.id),
     }),
     route({
-      method: 'delete', path: '/domains/:id', tag: 'Domains', auth: 'user', errors: [403, 404],
+      method: 'delete', path: '/domains/:id', tag: 'Domains', auth: 'user', errors: [404], needs: { admin: true, verifiedEmail: true },
       summary: 'Remove a domain; sending from it stops at once (admin, verified email)',
       params: idParams,
       response: z.object({ deleted: z.literal(true) }),
