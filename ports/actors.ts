@@ -1,6 +1,7 @@
 /**
  * The actor runtime port: virtual actors addressed by (type, id), one turn at a time per
- * actor, durable state and one-shot reminders that survive restarts.
+ * actor, durable state and one-shot reminders that survive restarts. A call and a reminder run
+ * with the request id (runtime/request-context.ts) that was current where they were made.
  * Embedded: an in-process host persisting to the document store; distributed: Dapr actors.
  */
 export interface ActorContext<S> {
@@ -33,6 +34,11 @@ export interface ActorRuntime {
    * An AppError thrown inside arrives at the caller as the same AppError.
    */
   invoke<R = unknown>(type: string, id: string, method: string, input?: unknown): Promise<R>;
+  /**
+   * Reminders set and not yet fired or deleted, as far as this process knows (for metrics).
+   * Embedded: every reminder. Dapr: those this process set, less those it saw fire or deleted.
+   */
+  pendingReminders(): number;
   start(): Promise<void>;
   stop(): Promise<void>;
 }

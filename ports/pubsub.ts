@@ -24,7 +24,10 @@ export interface SubscribeOptions {
 }
 
 export interface PubSub {
-  /** Resolves once the message is durably accepted. */
+  /**
+   * Resolves once the message is durably accepted. The request id current here
+   * (runtime/request-context.ts) travels with the message and is current in its handler.
+   */
   publish<T>(topic: string, data: T): Promise<void>;
   /** Declare every subscription before `start()`; at most one per topic in a process. */
   subscribe<T>(topic: string, handler: MessageHandler<T>, options?: SubscribeOptions): void;

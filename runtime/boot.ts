@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import express from 'express';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { campaignActor, resumeCampaigns } from '../actors/campaign/actor.ts';
 import { contactActor } from '../actors/contact/actor.ts';
 import { segmentSweepActor, startSegmentSweep } from '../actors/segment-sweep/actor.ts';
@@ -18,6 +18,8 @@ import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
 import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
 import type { Config } from './config.ts';
+import { createLogger } from './logging.ts';
+import { Metrics, metricsEndpoint } from './metrics.ts';
 import type { Platform } from './platform.ts';
 
 export type Adapters = Pick<Platform, 'store' | 'actors' | 'pubsub' | 'limiter'> & {
@@ -33,14 +35,15 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export const createLogger = (): Logger => pino({ level: process.env.LOG_LEVEL ?? 'info' });
+export { createLogger } from './logging.ts';
 
-function healthOnly(): express.Express {
+function healthOnly(metrics: Metrics, metricsToken: string | undefined): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/health', (_req, res) => {
     res.json({ success: true, data: { status: 'ok' } });
   });
+  app.get('/metrics', metricsEndpoint(metrics, metricsToken));
   return app;
 }
 
@@ -55,7 +58,8 @@ export async function boot(
   roles: { api: boolean; mailer: boolean },
   log: Logger = createLogger(),
 ): Promise<Running> {
-  const platform: Platform = { config, log, ...adapters };
+  const metrics = new Metrics({ store: adapters.store, actors: adapters.actors, roles, log });
+  const platform: Platform = { config, log, ...adapters, metrics };
   const { store, actors, pubsub } = platform;
 
   await ensureAccountIndexes(store);
@@ -68,6 +72,7 @@ export async function boot(
   await ensureSegmentIndexes(store);
   await ensureCampaignIndexes(store);
   await ensurePresenceIndexes(store);
+  if (roles.api) await metrics.ensureIndexes(store);
 
   if (roles.api) {
     actors.register(contactActor(platform));
@@ -85,8 +90,8 @@ export async function boot(
   if (roles.api) void resumeCampaigns(platform).catch((err) => log.error({ err }, 'resuming campaigns failed'));
 
   let server: Server | undefined;
-  // The api serves the whole API on PORT; a mailer on its own serves /health there for probes.
-  const app = roles.api ? createApp(platform) : roles.mailer ? healthOnly() : undefined;
+  // The api serves the whole API on PORT; a mailer on its own serves /health and /metrics there.
+  const app = roles.api ? createApp(platform) : roles.mailer ? healthOnly(metrics, config.metricsToken) : undefined;
   if (app) {
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(config.port, () => resolve(s));

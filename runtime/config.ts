@@ -16,6 +16,8 @@ export interface Config {
   segmentSweepSeconds: number;
   /** Recipients a campaign queues per actor turn (the cursor is saved after each batch). */
   campaignBatchSize: number;
+  /** Bearer token `GET /metrics` requires; unset: /metrics is open. */
+  metricsToken?: string;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -60,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     systemFrom: env.SYSTEM_FROM || `no-reply@${new URL(publicUrl).hostname}`,
     segmentSweepSeconds: seconds('SEGMENT_SWEEP_SECONDS', 60, 0.1, env),
     campaignBatchSize: positiveInt('CAMPAIGN_BATCH_SIZE', 500, env),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }

@@ -4,8 +4,9 @@ import type { PubSub } from '../ports/pubsub.ts';
 import type { RateLimiter } from '../ports/rate-limiter.ts';
 import type { DocumentStore } from '../ports/store.ts';
 import type { Config } from './config.ts';
+import type { Metrics } from './metrics.ts';
 
-/** Everything domain code may use: the four ports, the configuration and the logger. */
+/** Everything domain code may use: the four ports, the configuration, the logger and the metrics. */
 export interface Platform {
   config: Config;
   store: DocumentStore;
@@ -13,4 +14,6 @@ export interface Platform {
   pubsub: PubSub;
   limiter: RateLimiter;
   log: Logger;
+  /** Set by boot(); absent in unit tests that build a platform by hand. */
+  metrics?: Metrics;
 }

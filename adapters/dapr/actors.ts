@@ -11,12 +11,14 @@ import { AbstractActor, ActorId, ActorProxyBuilder, type DaprClient, type DaprSe
 import { RegisterActorReminderRequestSchema } from '@dapr/dapr/proto/dapr/proto/runtime/v1/dapr_pb.js';
 import { AppError } from '../../domain/errors.ts';
 import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
+import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
 
 type Reply = { ok: unknown } | { error: Record<string, unknown> };
 
-/** Method arguments travel wrapped: the SDK spreads a bare array argument into several. */
+/** Method arguments travel wrapped (the SDK spreads a bare array argument into several), with the caller's request id. */
 interface Call {
   input: unknown;
+  requestId?: string;
 }
 
 const STATE = 'state';
@@ -28,6 +30,8 @@ export class DaprActorRuntime implements ActorRuntime {
   readonly #proxies = new Map<string, ActorProxyBuilder<any>>();
 
   readonly #grpc: GRPCClient | undefined;
+  /** `type/id/name` of reminders this process set and has not seen fire or deleted. */
+  readonly #reminders = new Set<string>();
 
   /**
    * Without a server this process only calls actors (the mailer); with one it hosts them, and
@@ -51,18 +55,23 @@ export class DaprActorRuntime implements ActorRuntime {
       this.#proxies.set(type, builder);
     }
     const proxy = builder.build(new ActorId(id)) as Record<string, (call: Call) => Promise<Reply>>;
-    const reply = await proxy[method]({ input });
+    const requestId = currentRequestId();
+    const reply = await proxy[method]({ input, ...(requestId ? { requestId } : {}) });
     if (reply && typeof reply === 'object' && 'error' in reply) {
       throw AppError.fromJSON(reply.error) ?? new Error(String(reply.error.message ?? 'actor call failed'));
     }
     return (reply as { ok: R }).ok;
   }
 
+  pendingReminders(): number {
+    return this.#reminders.size;
+  }
+
   async start(): Promise<void> {
     if (!this.#server) return;
     await this.#server.actor.init();
     for (const definition of this.#definitions) {
-      await this.#server.actor.registerActor(actorClass(definition, this.#grpc));
+      await this.#server.actor.registerActor(actorClass(definition, this.#grpc, this.#reminders));
     }
   }
 
@@ -74,13 +83,14 @@ function namedClass<C extends abstract new (...args: any[]) => any>(name: string
   return cls;
 }
 
-function actorClass(definition: ActorDefinition<any>, grpc: GRPCClient | undefined) {
+function actorClass(definition: ActorDefinition<any>, grpc: GRPCClient | undefined, reminders: Set<string>) {
   const cls = namedClass(definition.type, class extends AbstractActor {});
   const proto = cls.prototype as unknown as Record<string, unknown>;
   for (const [name, method] of Object.entries(definition.methods)) {
     proto[name] = async function (this: AbstractActor, call: Call): Promise<Reply> {
       try {
-        return { ok: (await method(context(this, definition.type, grpc), call?.input)) ?? null };
+        const ctx = context(this, definition.type, grpc, reminders);
+        return { ok: (await withRequestId(call?.requestId, () => method(ctx, call?.input))) ?? null };
       } catch (err) {
         if (err instanceof AppError) return { error: err.toJSON() };
         throw err;
@@ -90,13 +100,26 @@ function actorClass(definition: ActorDefinition<any>, grpc: GRPCClient | undefin
   proto.receiveReminder = async function (this: AbstractActor, data: unknown): Promise<void> {
     // The SDK hands over the reminder's data but not its name, so the data carries both: JSON,
     // which the sidecar delivers base64-encoded since it was registered as gRPC bytes.
-    const { name, payload } = JSON.parse(Buffer.from(String(data), 'base64').toString('utf8')) as { name: string; payload: unknown };
-    await definition.onReminder?.(context(this, definition.type, grpc), name, payload);
+    const { name, payload, requestId } = JSON.parse(Buffer.from(String(data), 'base64').toString('utf8')) as {
+      name: string;
+      payload: unknown;
+      requestId?: string;
+    };
+    // Fired unless the handler sets the same name again or fails (the sidecar then retries it).
+    const key = `${definition.type}/${this.getActorId().getId()}/${name}`;
+    reminders.delete(key);
+    const ctx = context(this, definition.type, grpc, reminders);
+    try {
+      await withRequestId(requestId, () => definition.onReminder?.(ctx, name, payload));
+    } catch (err) {
+      reminders.add(key);
+      throw err;
+    }
   };
   return cls;
 }
 
-function context<S>(actor: AbstractActor, type: string, grpc: GRPCClient | undefined): ActorContext<S> {
+function context<S>(actor: AbstractActor, type: string, grpc: GRPCClient | undefined, reminders: Set<string>): ActorContext<S> {
   const state = () => actor.getStateManager<S>();
   return {
     type,
@@ -121,13 +144,15 @@ function context<S>(actor: AbstractActor, type: string, grpc: GRPCClient | undef
         actorId: actor.getActorId().getId(),
         name,
         dueTime: dueIn(dueAt),
-        data: Buffer.from(JSON.stringify({ name, payload: payload ?? null })),
+        data: Buffer.from(JSON.stringify({ name, payload: payload ?? null, requestId: currentRequestId() })),
       });
       request.$unknown = [RETRY_FOREVER]; // create() does not take unknown fields
       await client.registerActorReminder(request);
+      reminders.add(`${type}/${actor.getActorId().getId()}/${name}`);
     },
     async deleteReminder(name) {
       await actor.unregisterActorReminder(name);
+      reminders.delete(`${type}/${actor.getActorId().getId()}/${name}`);
     },
   };
 }

@@ -7,12 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { DaprPubSubStatusEnum, type DaprClient, type DaprServer } from '@dapr/dapr';
 import type { Logger } from 'pino';
 import type { MessageHandler, PubSub, SubscribeOptions } from '../../ports/pubsub.ts';
+import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
 import type { DocumentStore } from '../../ports/store.ts';
 
-/** What travels on the topic: our id, stable across redeliveries, and the data. */
+/** What travels on the topic: our id, stable across redeliveries, the data, and the request it is for. */
 interface Envelope {
   messageId: string;
   data: unknown;
+  requestId?: string;
 }
 
 const MAX_TRACKED = 10_000;
@@ -36,7 +38,8 @@ export class DaprPubSub implements PubSub {
   }
 
   async publish<T>(topic: string, data: T): Promise<void> {
-    const envelope: Envelope = { messageId: randomUUID(), data };
+    const requestId = currentRequestId();
+    const envelope: Envelope = { messageId: randomUUID(), data, ...(requestId ? { requestId } : {}) };
     const result = await this.#client.pubsub.publish(this.#name, topic, envelope);
     if (result?.error) throw new Error(`publish to ${topic} failed: ${result.error.message ?? result.error}`);
   }
@@ -74,7 +77,7 @@ export class DaprPubSub implements PubSub {
     this.#attempts.set(envelope.messageId, attempt);
     if (this.#attempts.size > MAX_TRACKED) this.#attempts.delete(this.#attempts.keys().next().value!);
     try {
-      await handler(envelope.data, { messageId: envelope.messageId, topic, attempt });
+      await withRequestId(envelope.requestId, () => handler(envelope.data, { messageId: envelope.messageId, topic, attempt }));
       this.#attempts.delete(envelope.messageId);
       return DaprPubSubStatusEnum.SUCCESS;
     } catch (err) {

@@ -7,7 +7,7 @@
  * running further up its own call chain would wait for itself forever; that is detected with
  * AsyncLocalStorage and rejected with an Error instead. Each turn runs in its caller's async
  * context (so request-scoped AsyncLocalStorage, e.g. for logging, is visible inside); reminder
- * turns run in an empty one. Inputs, results and errors are passed by reference, not serialized
+ * turns run in an empty one, with only the request id that set the reminder current. Inputs, results and errors are passed by reference, not serialized
  * (unlike Dapr): an error reaches the caller as the very object thrown.
  *
  * State: collection `_actor_state`, `{ _id: "<type>/<id>", type, id, state }`. `saveState` writes
@@ -17,7 +17,7 @@
  * mutating it without `saveState` changes nothing.
  *
  * Reminders: one-shot, collection `_actor_reminders`,
- * `{ _id: "<type>/<id>/<name>", type, id, name, dueAt (ISO), payload }`, scheduled in memory by
+ * `{ _id: "<type>/<id>/<name>", type, id, name, dueAt (ISO), payload, requestId? }`, scheduled in memory by
  * one timer over a keyed min-heap (see timer-queue.ts). A due reminder runs `onReminder` as a
  * turn of its actor; the record is deleted afterwards unless the handler set the same name
  * again; a handler that throws is retried with exponential backoff (1 s, 2 s, ... 60 s by
@@ -27,6 +27,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
+import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
 import type { Collection, DocumentStore } from '../../ports/store.ts';
 import { TimerQueue, runDetached } from './timer-queue.ts';
 import { copyJson } from './json.ts';
@@ -42,6 +43,8 @@ export type ActorReminderRecord = {
   name: string;
   dueAt: string;
   payload: unknown;
+  /** The request whose work set the reminder; current again when it fires. */
+  requestId?: string;
 };
 
 export interface EmbeddedActorHostOptions {
@@ -203,6 +206,10 @@ export class EmbeddedActorHost implements ActorRuntime {
     return this.#reminders.size;
   }
 
+  pendingReminders(): number {
+    return this.#reminders.size;
+  }
+
   // ---- turns ----------------------------------------------------------------------------
 
   #enqueue(
@@ -325,6 +332,7 @@ export class EmbeddedActorHost implements ActorRuntime {
         const due = dueAt instanceof Date ? dueAt.getTime() : NaN;
         if (!Number.isFinite(due)) throw new Error(`invalid dueAt for reminder ${name} of ${key}`);
         const rid = reminderKey(type, id, name);
+        const requestId = currentRequestId();
         const record: ActorReminderRecord = {
           _id: rid,
           type,
@@ -332,6 +340,7 @@ export class EmbeddedActorHost implements ActorRuntime {
           name,
           dueAt: new Date(due).toISOString(),
           payload,
+          ...(requestId ? { requestId } : {}),
         };
         await this.#reminderCollection().replaceOne({ _id: rid }, record, { upsert: true });
         this.#reminderFailures.delete(rid);
@@ -395,7 +404,7 @@ export class EmbeddedActorHost implements ActorRuntime {
           return;
         }
         try {
-          await onReminder.call(definition, ctx, name, rec.payload);
+          await withRequestId(rec.requestId, () => onReminder.call(definition, ctx, name, rec.payload));
           if (!turn.setNames?.has(name)) {
             await this.#reminderCollection().deleteOne({ _id: rid });
             this.#reminders.delete(rid);

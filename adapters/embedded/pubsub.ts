@@ -7,7 +7,7 @@
  * for a topic without subscriptions.
  *
  * Record: `{ _id: "<messageId>:<subscriberIndex>", messageId, topic, subscriber, data, attempt,
- * nextAt, publishedAt }` where `subscriber` is the handler's index among the topic's
+ * nextAt, publishedAt, requestId? }` where `subscriber` is the handler's index among the topic's
  * subscriptions in registration order (so subscribe in a stable order), `attempt` is the number
  * of the next (or running) delivery, starting at 1, and timestamps are ISO strings.
  *
@@ -22,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MessageHandler, PubSub, SubscribeOptions } from '../../ports/pubsub.ts';
+import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
 import type { Collection, DocumentStore } from '../../ports/store.ts';
 import { TimerQueue, runDetached } from './timer-queue.ts';
 
@@ -37,6 +38,8 @@ export type PubSubRecord = {
   attempt: number;
   nextAt: string;
   publishedAt: string;
+  /** The request whose work published it; current again in the handler. */
+  requestId?: string;
 };
 
 export type DeadLetterRecord = PubSubRecord & { error: string; deadAt: string };
@@ -93,6 +96,7 @@ export class EmbeddedPubSub implements PubSub {
     const messageId = randomUUID();
     const now = new Date();
     const iso = now.toISOString();
+    const requestId = currentRequestId();
     const records: PubSubRecord[] = handlers.map((_, subscriber) => ({
       _id: `${messageId}:${subscriber}`,
       messageId,
@@ -102,6 +106,7 @@ export class EmbeddedPubSub implements PubSub {
       attempt: 1,
       nextAt: iso,
       publishedAt: iso,
+      ...(requestId ? { requestId } : {}),
     }));
     await this.#collection().insertMany(records);
     // Queued even before start(): the queue only runs once started, and start() skips ids it has.
@@ -194,7 +199,8 @@ export class EmbeddedPubSub implements PubSub {
       let failure: unknown;
       let failed = false;
       try {
-        await handler(rec.data, { messageId: rec.messageId, topic: rec.topic, attempt: rec.attempt });
+        const { data, messageId, topic, attempt } = rec;
+        await withRequestId(rec.requestId, () => handler(data, { messageId, topic, attempt }));
       } catch (err) {
         failed = true;
         failure = err;

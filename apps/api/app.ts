@@ -1,8 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { AppError } from '../../domain/errors.ts';
+import { metricsEndpoint } from '../../runtime/metrics.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import { docsRouter } from './http/docs.ts';
 import { errorMiddleware, sendError } from './http/errors.ts';
+import { observeRequests } from './http/observe.ts';
 import { openApiDocument } from './http/openapi.ts';
 import { publicRouter } from './public/router.ts';
 import { mountRoutes } from './http/registry.ts';
@@ -41,11 +43,8 @@ export function createApp(p: Platform): express.Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
-  app.use((req, res, next) => {
-    res.locals.requestId = `req_${randomUUID().replaceAll('-', '')}`;
-    res.setHeader('X-Request-Id', res.locals.requestId);
-    next();
-  });
+  // The request id, the access log line and the latency histogram.
+  app.use(observeRequests(p));
   // The public key is made for browser code, so /v1/track answers cross-origin calls.
   app.use('/v1/track', (req, res, next) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
@@ -62,6 +61,8 @@ export function createApp(p: Platform): express.Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+  if (p.metrics) app.get('/metrics', metricsEndpoint(p.metrics, p.config.metricsToken));
+  app.use(docsRouter());
 
   // The pages behind the links in emails (pixel, click, subscription pages): HTML or images, no key.
   app.use(publicRouter(p));

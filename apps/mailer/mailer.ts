@@ -35,6 +35,7 @@ export function startMailer(p: Platform): { close(): void } {
   });
   breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
+  p.metrics?.watchCircuit(breaker);
 
   p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, commits, emailId, (m, commit) => breaker.fire(m, commit)), {
     retryForever: true,
@@ -90,7 +91,10 @@ async function deliverOnce(p: Platform, commits: CommitLog, emailId: string, sen
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
   const message = buildMessage(email, compose(email, links), check.domain, links, attachments);
 
-  if (email.attempts === 1) await publishResult(p, email, 'email.sent');
+  if (email.attempts === 1) {
+    await publishResult(p, email, 'email.sent');
+    p.metrics?.emailOutcome('sent');
+  }
   const commit = () => commits.commit(emailId);
   let result: SendResult;
   try {
@@ -104,6 +108,8 @@ async function deliverOnce(p: Platform, commits: CommitLog, emailId: string, sen
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
     commits.forget(emailId);
+    p.metrics?.emailOutcome('deferred');
+    p.log.warn({ emailId, attempt: email.attempts, err: (err as Error).message }, 'email deferred: SMTP did not take it; retrying');
     await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
@@ -139,6 +145,8 @@ async function takeSendSlot(p: Platform, projectId: string | null): Promise<void
 
 async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields: Partial<EmailDoc>): Promise<void> {
   await emails(p).updateOne({ _id: email._id }, { $set: { status, ...fields } });
+  p.metrics?.emailOutcome(status.toLowerCase() as Lowercase<Exclude<EmailStatus, 'QUEUED' | 'SENDING'>>);
+  p.log.info({ emailId: email._id, status, reason: fields.reason }, 'email finished');
   if (email.attachmentsId) {
     // The request's attachments go once no email of it can still be sent.
     const waiting = await emails(p).countDocuments({ attachmentsId: email.attachmentsId, status: { $in: ['QUEUED', 'SENDING'] } });

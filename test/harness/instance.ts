@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { boot, type Running } from '../../runtime/boot.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { createLogger } from '../../runtime/logging.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ApiClient, eventually } from './client.ts';
@@ -20,6 +22,11 @@ export interface Instance {
   dns: DnsServer;
   dataDir: string;
   env: Record<string, string>;
+  /**
+   * What the platform logged so far, one entry per line, with the process that wrote it
+   * (`embedded`; distributed: `api-0`, `mailer`, `daprd-api-0`, …). Empty unless started with `logs`.
+   */
+  logs(): Promise<{ process: string; line: string }[]>;
   /**
    * Stops the platform; its data stays for a restart. Child processes are SIGKILLed (a crash);
    * in distributed mode that is every app and sidecar, while Redis, FerretDB, placement and
@@ -52,6 +59,11 @@ export interface InstanceOptions {
    * Distributed instances always run as processes.
    */
   process?: boolean;
+  /**
+   * Keep the platform's log lines for `logs()`: at `LOG_LEVEL` (default info) through the
+   * platform's own logger in-process; in distributed mode the apps log at that level too.
+   */
+  logs?: boolean;
 }
 
 /**
@@ -73,7 +85,15 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     ...options.env,
   };
   const url = `http://127.0.0.1:${port}`;
-  const runner = TEST_MODE === 'distributed' ? distributedRunner(env, dataDir) : options.process ? processRunner(env, url) : inProcessRunner(env);
+  if (options.logs && options.process && TEST_MODE !== 'distributed') throw new Error('logs are kept for in-process and distributed instances only');
+  const logLevel = options.logs ? (options.env?.LOG_LEVEL ?? 'info') : undefined;
+  const lines: string[] = [];
+  const runner =
+    TEST_MODE === 'distributed'
+      ? distributedRunner(env, dataDir, logLevel)
+      : options.process
+        ? processRunner(env, url)
+        : inProcessRunner(env, logLevel ? createLogger({ level: logLevel, destination: collect(lines) }) : undefined);
   await runner.start();
 
   return {
@@ -83,6 +103,16 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     dns,
     dataDir,
     env,
+    async logs() {
+      if (TEST_MODE !== 'distributed') return lines.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => ({ process: 'embedded', line }));
+      const dir = join(dataDir, 'logs');
+      const out: { process: string; line: string }[] = [];
+      for (const file of (await readdir(dir)).filter((f) => f.endsWith('.log'))) {
+        const text = await readFile(join(dir, file), 'utf8');
+        for (const line of text.split('\n').filter(Boolean)) out.push({ process: file.slice(0, -'.log'.length), line });
+      }
+      return out;
+    },
     stop: () => runner.stop(),
     restart: async () => {
       await runner.stop();
@@ -106,12 +136,22 @@ interface Runner {
   dispose?(): Promise<void>;
 }
 
-function inProcessRunner(env: Record<string, string>): Runner {
+/** A pino destination that keeps what is written, chunk by chunk (a chunk is one or more lines). */
+function collect(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+}
+
+function inProcessRunner(env: Record<string, string>, log = pino({ level: 'silent' })): Runner {
   let running: Running | undefined;
   return {
     async start() {
       const config = loadConfig({ ...process.env, ...env });
-      running = await boot(config, await embeddedAdapters(config), { api: true, mailer: true }, pino({ level: 'silent' }));
+      running = await boot(config, await embeddedAdapters(config), { api: true, mailer: true }, log);
     },
     async stop() {
       await running?.close();
@@ -151,7 +191,7 @@ function processRunner(env: Record<string, string>, url: string): Runner {
   };
 }
 
-function distributedRunner(env: Record<string, string>, dir: string): Runner {
+function distributedRunner(env: Record<string, string>, dir: string, logLevel?: string): Runner {
   let stack: Stack | undefined;
   let appTier: string[] = [];
   let down = false;
@@ -159,7 +199,8 @@ function distributedRunner(env: Record<string, string>, dir: string): Runner {
     async start() {
       if (!stack) {
         const { PORT, DATA_DIR: _dataDir, LOG_LEVEL: _logLevel, ...appEnv } = env;
-        stack = await startStack({ port: Number(PORT), dir, env: appEnv });
+        // The stack logs at warn by default; a test that reads the logs gets the apps' lines at its level.
+        stack = await startStack({ port: Number(PORT), dir, env: logLevel ? { ...appEnv, LOG_LEVEL: logLevel } : appEnv });
         appTier = [...stack.names.apiSidecars, ...stack.names.api, stack.names.mailerSidecar, stack.names.mailer];
       } else if (down) {
         // Sidecars first: each app waits for its sidecar, and the sidecar for its app's port.
