@@ -25,6 +25,8 @@ export interface StackOptions {
 export interface Stack {
   /** The public URL of each api replica; the first is "the" API. */
   apiUrls: string[];
+  /** Where the mailer app serves /health and /metrics. */
+  mailerUrl: string;
   supervisor: Supervisor;
   /** Process names, for kill/restart: `api-0`, `daprd-api-0`, `mailer`, `daprd-mailer`, … */
   names: { api: string[]; apiSidecars: string[]; mailer: string; mailerSidecar: string };
@@ -112,9 +114,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     /** One app behind one sidecar; `publicPort` is its PORT: the API, or the mailer's /health. */
     const replicas = options.apiReplicas ?? 1;
     const apiPorts = [options.port, ...(await ports(replicas - 1))];
+    const mailerPort = await freePort();
     const apps = [
       ...apiPorts.map((publicPort, i) => ({ name: `api-${i}`, appId: 'mailroom-api', entry: 'apps/api/main.ts', publicPort, readyPath: '/health' })),
-      { name: 'mailer', appId: 'mailroom-mailer', entry: 'apps/mailer/main.ts', publicPort: await freePort(), readyPath: '/health' },
+      { name: 'mailer', appId: 'mailroom-mailer', entry: 'apps/mailer/main.ts', publicPort: mailerPort, readyPath: '/health' },
       ...(await Promise.all(
         (options.extraApps ?? []).map(async (extra) => ({ ...extra, publicPort: await freePort(), readyPath: undefined })),
       )),
@@ -159,6 +162,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     return {
       apiUrls: apiPorts.map((p) => `http://127.0.0.1:${p}`),
+      mailerUrl: `http://127.0.0.1:${mailerPort}`,
       supervisor,
       names: {
         api: apiPorts.map((_, i) => `api-${i}`),

@@ -27,6 +27,8 @@ export interface Instance {
    * (`embedded`; distributed: `api-0`, `mailer`, `daprd-api-0`, …). Empty unless started with `logs`.
    */
   logs(): Promise<{ process: string; line: string }[]>;
+  /** Where the mailer serves /metrics: the API's URL in embedded mode, its own port in distributed mode. */
+  readonly mailerUrl: string;
   /**
    * Stops the platform; its data stays for a restart. Child processes are SIGKILLed (a crash);
    * in distributed mode that is every app and sidecar, while Redis, FerretDB, placement and
@@ -113,6 +115,9 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
       }
       return out;
     },
+    get mailerUrl() {
+      return runner.mailerUrl?.() ?? url;
+    },
     stop: () => runner.stop(),
     restart: async () => {
       await runner.stop();
@@ -134,6 +139,8 @@ interface Runner {
   stop(): Promise<void>;
   /** Releases what outlives stop() (the distributed infrastructure). */
   dispose?(): Promise<void>;
+  /** The mailer's own URL when it runs as a separate app. */
+  mailerUrl?(): string | undefined;
 }
 
 /** A pino destination that keeps what is written, chunk by chunk (a chunk is one or more lines). */
@@ -217,5 +224,6 @@ function distributedRunner(env: Record<string, string>, dir: string, logLevel?: 
       await stack?.stop();
       stack = undefined;
     },
+    mailerUrl: () => stack?.mailerUrl,
   };
 }
