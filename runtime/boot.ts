@@ -3,6 +3,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { campaignActor, resumeCampaigns } from '../actors/campaign/actor.ts';
 import { contactActor } from '../actors/contact/actor.ts';
+import { workflowExecutionActor } from '../actors/workflow-execution/actor.ts';
 import { segmentSweepActor, startSegmentSweep } from '../actors/segment-sweep/actor.ts';
 import { createApp } from '../apps/api/app.ts';
 import { startMailer } from '../apps/mailer/mailer.ts';
@@ -17,6 +18,8 @@ import { startEmailResults } from '../domain/mail/results.ts';
 import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
 import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
+import { ensureWorkflowIndexes } from '../domain/workflows/collection.ts';
+import { resumeExecutions, startWorkflowTriggers } from '../domain/workflows/triggers.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logging.ts';
 import { Metrics, metricsEndpoint } from './metrics.ts';
@@ -72,12 +75,15 @@ export async function boot(
   await ensureSegmentIndexes(store);
   await ensureCampaignIndexes(store);
   await ensurePresenceIndexes(store);
+  await ensureWorkflowIndexes(store);
   if (roles.api) await metrics.ensureIndexes(store);
 
   if (roles.api) {
     actors.register(contactActor(platform));
     actors.register(campaignActor(platform));
     actors.register(segmentSweepActor(platform));
+    actors.register(workflowExecutionActor(platform));
+    startWorkflowTriggers(platform);
     startJobWorker(platform);
     startEmailResults(platform);
   }
@@ -88,6 +94,11 @@ export async function boot(
   await adapters.ready?.();
   const stopSweep = roles.api ? startSegmentSweep(platform) : undefined;
   if (roles.api) void resumeCampaigns(platform).catch((err) => log.error({ err }, 'resuming campaigns failed'));
+  if (roles.api) {
+    // Embedded reminders live in the same store as the executions; Dapr's are re-registered.
+    const rearm = process.env.MAILROOM_MODE === 'distributed';
+    void resumeExecutions(platform, { rearm }).catch((err) => log.error({ err }, 'resuming workflow executions failed'));
+  }
 
   let server: Server | undefined;
   // The api serves the whole API on PORT; a mailer on its own serves /health and /metrics there.

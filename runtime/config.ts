@@ -8,6 +8,9 @@ export interface Config {
   emailRatePerSecond: number;
   apiRatePerMinute: number;
   webhookAllowPrivate: boolean;
+  /** WEBHOOK step: how long one call may take, and how many calls a step makes before it fails. */
+  webhookTimeoutMs: number;
+  webhookAttempts: number;
   redisUrl?: string;
   mongodbUrl?: string;
   /** Sender of the platform's own mail (account verification). Not in the contract; optional. */
@@ -57,6 +60,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emailRatePerSecond: int('EMAIL_RATE_PER_SECOND', 14, env),
     apiRatePerMinute: int('API_RATE_PER_MINUTE', 1000, env),
     webhookAllowPrivate: /^(1|true|yes)$/i.test(env.WEBHOOK_ALLOW_PRIVATE ?? ''),
+    webhookTimeoutMs: Math.max(1, int('WEBHOOK_TIMEOUT_MS', 10_000, env)),
+    webhookAttempts: Math.max(1, int('WEBHOOK_ATTEMPTS', 3, env)),
     redisUrl: env.REDIS_URL || undefined,
     mongodbUrl: env.MONGODB_URL || undefined,
     systemFrom: env.SYSTEM_FROM || `no-reply@${new URL(publicUrl).hostname}`,

@@ -17,6 +17,7 @@ import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { segmentRoutes } from './routes/segments.ts';
 import { templateRoutes } from './routes/templates.ts';
+import { workflowRoutes } from './routes/workflows.ts';
 import { complaintRoutes } from './routes/complaints.ts';
 import { sendRoutes } from './routes/send.ts';
 import { trackRoutes } from './routes/track.ts';
@@ -33,6 +34,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...segmentRoutes(p),
   ...campaignRoutes(p),
   ...templateRoutes(p),
+  ...workflowRoutes(p),
   ...domainRoutes(p),
 ];
 

@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import {
+  createStepSchema,
+  createTransitionSchema,
+  createWorkflowSchema,
+  executionParams,
+  executionSchema,
+  listExecutionsQuery,
+  listWorkflowsQuery,
+  patchStepSchema,
+  patchWorkflowSchema,
+  stepParams,
+  stepSchema,
+  transitionParams,
+  transitionSchema,
+  workflowSchema,
+  workflowWithStepsSchema,
+} from '../../../domain/workflows/schema.ts';
+import {
+  addStep,
+  addTransition,
+  cancelAllExecutions,
+  cancelExecution,
+  createWorkflow,
+  deleteStep,
+  deleteTransition,
+  deleteWorkflow,
+  getWorkflow,
+  listExecutions,
+  listWorkflows,
+  patchStep,
+  patchWorkflow,
+} from '../../../domain/workflows/service.ts';
+import type { Platform } from '../../../runtime/platform.ts';
+import { route, type RouteSpec } from '../http/route.ts';
+import { idParams } from './common.ts';
+
+export function workflowRoutes(p: Platform): RouteSpec[] {
+  return [
+    route({
+      method: 'get', path: '/workflows', tag: 'Workflows', auth: 'secret',
+      summary: 'List workflows, newest first, page-numbered; `search` matches the name',
+      query: listWorkflowsQuery,
+      response: z.object({
+        workflows: z.array(workflowSchema),
+        page: z.number().int(),
+        pageSize: z.number().int(),
+        total: z.number().int(),
+        totalPages: z.number().int(),
+      }),
+      handle: ({ auth, query }) => listWorkflows(p, auth.projectId, query),
+    }),
+    route({
+      method: 'post', path: '/workflows', tag: 'Workflows', auth: 'secret', status: 201,
+      summary: 'Create a workflow (disabled unless `enabled: true`) with its TRIGGER step',
+      body: createWorkflowSchema,
+      response: workflowWithStepsSchema,
+      handle: ({ auth, body }) => createWorkflow(p, auth.projectId, body),
+    }),
+    route({
+      method: 'get', path: '/workflows/:id', tag: 'Workflows', auth: 'secret', errors: [404],
+      summary: 'One workflow with its steps and transitions',
+      params: idParams,
+      response: workflowWithStepsSchema,
+      handle: ({ auth, params }) => getWorkflow(p, auth.projectId, params.id),
+    }),
+    route({
+      method: 'patch', path: '/workflows/:id', tag: 'Workflows', auth: 'secret', errors: [404],
+      summary: 'Change the given fields; disabling stops new executions and leaves running ones alone',
+      params: idParams,
+      body: patchWorkflowSchema,
+      response: workflowWithStepsSchema,
+      handle: ({ auth, params, body }) => patchWorkflow(p, auth.projectId, params.id, body),
+    }),
+    route({
+      method: 'delete', path: '/workflows/:id', tag: 'Workflows', auth: 'secret', status: 204, errors: [404],
+      summary: 'Delete a workflow; every RUNNING or WAITING execution is cancelled first',
+      params: idParams,
+      handle: ({ auth, params }) => deleteWorkflow(p, auth.projectId, params.id),
+    }),
+    route({
+      method: 'get', path: '/workflows/:id/executions', tag: 'Workflows', auth: 'secret', errors: [404],
+      summary: 'Executions of the workflow, newest first, page-numbered; `status` filters',
+      params: idParams,
+      query: listExecutionsQuery,
+      response: z.object({
+        executions: z.array(executionSchema),
+        page: z.number().int(),
+        pageSize: z.number().int(),
+        total: z.number().int(),
+        totalPages: z.number().int(),
+      }),
+      handle: ({ auth, params, query }) => listExecutions(p, auth.projectId, params.id, query),
+    }),
+    route({
+      method: 'delete', path: '/workflows/:id/executions/:executionId', tag: 'Workflows', auth: 'secret', errors: [404, 409],
+      summary: 'Cancel one RUNNING or WAITING execution (409 INVALID_STATE once it has ended)',
+      params: executionParams,
+      response: executionSchema,
+      handle: ({ auth, params }) => cancelExecution(p, auth.projectId, params.id, params.executionId),
+    }),
+    route({
+      method: 'post', path: '/workflows/:id/executions/cancel-all', tag: 'Workflows', auth: 'secret', errors: [404],
+      summary: 'Cancel every RUNNING or WAITING execution of the workflow',
+      params: idParams,
+      bodyOptional: true,
+      body: z.strictObject({}),
+      response: z.object({ cancelled: z.number().int() }),
+      handle: ({ auth, params }) => cancelAllExecutions(p, auth.projectId, params.id),
+    }),
+    route({
+      method: 'post', path: '/workflows/:id/steps', tag: 'Workflows', auth: 'secret', status: 201, errors: [404],
+      summary: 'Add a step; `autoConnect` adds a transition from the step added last',
+      params: idParams,
+      body: createStepSchema,
+      response: stepSchema,
+      handle: ({ auth, params, body }) => addStep(p, auth.projectId, params.id, body),
+    }),
+    route({
+      method: 'patch', path: '/workflows/:id/steps/:stepId', tag: 'Workflows', auth: 'secret', errors: [404],
+      summary: 'Change a step\'s name, position, config or templateId',
+      params: stepParams,
+      body: patchStepSchema,
+      response: stepSchema,
+      handle: ({ auth, params, body }) => patchStep(p, auth.projectId, params.id, params.stepId, body),
+    }),
+    route({
+      method: 'delete', path: '/workflows/:id/steps/:stepId', tag: 'Workflows', auth: 'secret', status: 204, errors: [404],
+      summary: 'Delete a step and every transition into or out of it',
+      params: stepParams,
+      handle: ({ auth, params }) => deleteStep(p, auth.projectId, params.id, params.stepId),
+    }),
+    route({
+      method: 'post', path: '/workflows/:id/transitions', tag: 'Workflows', auth: 'secret', status: 201, errors: [404],
+      summary: 'Connect two steps of the workflow; `condition.branch` for CONDITION and WAIT_FOR_EVENT steps',
+      params: idParams,
+      body: createTransitionSchema,
+      response: transitionSchema,
+      handle: ({ auth, params, body }) => addTransition(p, auth.projectId, params.id, body),
+    }),
+    route({
+      method: 'delete', path: '/workflows/:id/transitions/:transitionId', tag: 'Workflows', auth: 'secret', status: 204, errors: [404],
+      summary: 'Delete a transition',
+      params: transitionParams,
+      handle: ({ auth, params }) => deleteTransition(p, auth.projectId, params.id, params.transitionId),
+    }),
+  ];
+}

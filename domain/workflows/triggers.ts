@@ -1,0 +1,105 @@
+// How recorded events drive workflows: every event (tracked or system) published on
+// `events.recorded` first resumes the contact's executions waiting for it, then starts every
+// enabled workflow of the project whose `eventName` it is.
+import { createHash } from 'node:crypto';
+import { executionActorClient } from '../../actors/workflow-execution/client.ts';
+import { DuplicateKeyError } from '../../ports/store.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { EVENTS_TOPIC, type EventMessage } from '../events/collection.ts';
+import { entryId, workflowEntries, workflowExecutions, workflows, type WorkflowDoc } from './collection.ts';
+
+/**
+ * The execution an event starts in a workflow: derived from both ids, so a redelivered event
+ * finds the execution it started instead of starting a second one.
+ */
+export function executionIdFor(workflowId: string, eventId: string): string {
+  const h = createHash('sha256').update(`execution\u0000${workflowId}\u0000${eventId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export function startWorkflowTriggers(p: Platform): void {
+  p.pubsub.subscribe<EventMessage>(EVENTS_TOPIC, (event) => onEventRecorded(p, event));
+}
+
+export async function onEventRecorded(p: Platform, event: EventMessage): Promise<void> {
+  // Waiting executions first: an execution this event starts never counts it as the one it awaits.
+  const waiting = await workflowExecutions(p.store).find(
+    { contactId: event.contactId, status: 'WAITING', waitingFor: event.name },
+    { projection: { _id: 1 } },
+  );
+  for (const { _id } of waiting) {
+    await executionActorClient(p, _id).event({ eventId: event.eventId, name: event.name, createdAt: event.createdAt });
+  }
+  const matching = await workflows(p.store).find({ projectId: event.projectId, eventName: event.name, enabled: true });
+  for (const workflow of matching) {
+    if (!workflow.deleting) await enter(p, workflow, event);
+  }
+}
+
+/**
+ * Starts the workflow for the event's contact, unless re-entry rules say no. The entry record is
+ * the atomic claim: inserted once per (workflow, contact), a second insert is a duplicate key in
+ * every store, so of two simultaneous triggers exactly one starts an execution. The record keeps
+ * the id of the execution that claimed it, so a redelivery of the winning event still starts it.
+ */
+async function enter(p: Platform, workflow: WorkflowDoc, event: EventMessage): Promise<void> {
+  const executionId = executionIdFor(workflow._id, event.eventId);
+  const entries = workflowEntries(p.store);
+  const claim = entryId(workflow._id, event.contactId);
+  try {
+    await entries.insertOne({
+      _id: claim,
+      projectId: workflow.projectId,
+      workflowId: workflow._id,
+      contactId: event.contactId,
+      executionId,
+      createdAt: new Date().toISOString(),
+    });
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    if (!workflow.allowReentry) {
+      const entry = await entries.findOne({ _id: claim }, { projection: { executionId: 1 } });
+      if (entry?.executionId !== executionId) return; // entered before: once is all it gets
+    }
+  }
+  await executionActorClient(p, executionId).start({
+    projectId: workflow.projectId,
+    workflowId: workflow._id,
+    contactId: event.contactId,
+    trigger: { eventId: event.eventId, name: event.name, data: event.data },
+  });
+}
+
+/**
+ * At start-up: wakes every execution that is RUNNING (a turn ended before its step reported) or
+ * WAITING past its time. Reminders should do that, but a reminder is one record in one runtime
+ * (see resumeCampaigns). With `rearm`, executions still waiting get their reminder registered
+ * again too (a wake before its time only sets the reminder again); the embedded host keeps its
+ * reminders in the same store as the executions, so it does not need that.
+ */
+export async function resumeExecutions(p: Platform, options: { rearm: boolean }): Promise<number> {
+  const now = new Date().toISOString();
+  const open = await workflowExecutions(p.store).find({ status: { $in: ['RUNNING', 'WAITING'] } }, { projection: { status: 1, wakeAt: 1 } });
+  const due = open.filter((e) => options.rearm || e.status === 'RUNNING' || !e.wakeAt || e.wakeAt <= now);
+  let next = 0;
+  const worker = async () => {
+    while (next < due.length) {
+      const { _id } = due[next++];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await executionActorClient(p, _id).wake();
+          break;
+        } catch (err) {
+          // Right after a restart the runtime may not place actors yet: try again for a while.
+          if (attempt >= 30) {
+            p.log.error({ executionId: _id, err: (err as Error).message }, 'could not resume a workflow execution');
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return due.length;
+}
