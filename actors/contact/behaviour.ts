@@ -1,5 +1,7 @@
 // The life of one contact as a pure function: no I/O, no clock, no runtime imports.
 import type { ContactData, SimpleValue } from '../../domain/contacts/schema.ts';
+import { invalid } from '../../domain/errors.ts';
+import { LIMITS } from '../../domain/limits.ts';
 
 export interface ContactState {
   projectId: string;
@@ -75,6 +77,10 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
     const email = command.kind === 'patch' && command.email !== undefined ? command.email : state.email;
     const subscribed = command.subscribed ?? state.subscribed;
     const data = command.kind === 'setSubscribed' ? state.data : mergeData(state.data, command.data);
+    const keys = Object.keys(data).length;
+    if (keys > LIMITS.data.keysPerContact && keys > Object.keys(state.data).length) {
+      throw invalid('data', `A contact keeps at most ${LIMITS.data.keysPerContact} data keys; this would make ${keys}`, 'too_many_keys');
+    }
     if (command.kind === 'track' && command.event) {
       events.push({ id: command.event.id, name: command.event.name, data: command.data ? pickSimple(command.data) : {}, system: false });
     }

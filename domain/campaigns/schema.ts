@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AUDIENCE_TYPES, CAMPAIGN_STATUSES } from '../../actors/campaign/behaviour.ts';
 import { emailSchema } from '../contacts/schema.ts';
+import { LIMITS } from '../limits.ts';
 import { conditionInput } from '../segments/schema.ts';
 import { addressSchema, MAX_BODY_BYTES, MAX_DESCRIPTION, MAX_FROM_NAME, MAX_NAME, MAX_SUBJECT } from '../templates/schema.ts';
 
@@ -16,7 +17,7 @@ const bodySchema = z
   .describe('HTML; supports {{variable}}');
 const fromNameSchema = z.string().trim().min(1).max(MAX_FROM_NAME).refine(oneLine, 'fromName must be one line (no line breaks)');
 const audienceTypeSchema = z.enum(AUDIENCE_TYPES);
-const segmentIdSchema = z.string().min(1).max(200);
+const segmentIdSchema = z.string().min(1).max(LIMITS.id);
 
 /** POST /campaigns. The audience fields are checked together by the service (and the actor). */
 export const createCampaignSchema = z.strictObject({

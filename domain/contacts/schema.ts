@@ -1,14 +1,21 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits.ts';
 
 /** Emails are compared case-insensitively: stored trimmed and lower-cased. */
-export const emailSchema = z.string().trim().toLowerCase().pipe(z.email({ message: 'Invalid email address' }).max(254));
+export const emailSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.email({ message: 'Invalid email address' }).max(LIMITS.email))
+  // The pipe hides the format from the input JSON Schema; say it for the OpenAPI document.
+  .meta({ format: 'email', maxLength: LIMITS.email });
 
 /** Set by the service; never writable through `data`. */
 export const MANAGED_KEYS = ['email', 'createdAt', 'updatedAt', 'subscribed'] as const;
 
-export const MAX_DATA_KEYS = 100;
-export const MAX_KEY_LENGTH = 100;
-export const MAX_STRING_VALUE = 10_000;
+export const MAX_DATA_KEYS = LIMITS.data.keysPerRequest;
+export const MAX_KEY_LENGTH = LIMITS.data.keyLength;
+export const MAX_STRING_VALUE = LIMITS.data.stringValue;
 
 export const simpleValue = z.union([z.string().max(MAX_STRING_VALUE), z.number(), z.boolean()]);
 export type SimpleValue = z.infer<typeof simpleValue>;
@@ -40,11 +47,18 @@ function checkKeys(data: Record<string, unknown>, ctx: z.RefinementCtx): void {
 const lowerLocale = <T extends Record<string, unknown>>(data: T): T =>
   typeof data.locale === 'string' ? { ...data, locale: data.locale.toLowerCase() } : data;
 
+/** What checkKeys enforces, as JSON Schema for the OpenAPI document. */
+const dataKeysMeta = {
+  maxProperties: MAX_DATA_KEYS,
+  propertyNames: { minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: '^[^.$][^.]*$', not: { enum: [...MANAGED_KEYS] } },
+};
+
 /** `data` on contacts: simple values, merged into what the contact has. */
 export const contactDataSchema = z
   .record(z.string(), storedValue)
   .superRefine(checkKeys)
   .transform(lowerLocale)
+  .meta(dataKeysMeta)
   .describe('Custom fields: string, number, boolean (ISO 8601 strings are dates); null removes a key');
 export type ContactData = Record<string, SimpleValue | null>;
 
@@ -52,6 +66,7 @@ export type ContactData = Record<string, SimpleValue | null>;
 export const callDataSchema = z
   .record(z.string(), z.union([storedValue, nonPersistent]))
   .superRefine(checkKeys)
+  .meta(dataKeysMeta)
   .describe('Simple values are saved to the contact; {value, persistent:false} is used for this call only');
 export type CallData = z.infer<typeof callDataSchema>;
 

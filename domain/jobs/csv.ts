@@ -2,6 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import { contactDataSchema, emailSchema, MANAGED_KEYS, type ContactData } from '../contacts/schema.ts';
 import { AppError, invalid } from '../errors.ts';
+import { LIMITS } from '../limits.ts';
 import type { ImportRow } from './collection.ts';
 
 /** Columns an export of ours carries that an import must not write. */
@@ -39,6 +40,9 @@ export function parseContactsCsv(buffer: Buffer): { rows: ImportRow[]; rejected:
   const emailAt = names.findIndex((h) => h.toLowerCase() === 'email');
   if (emailAt < 0) throw invalid('file', 'The CSV header has no "email" column', 'missing_email_column');
   if (body.length === 0) throw invalid('file', 'The CSV has a header but no rows', 'empty_csv');
+  if (body.length > LIMITS.csvRows) {
+    throw invalid('file', `The CSV has ${body.length} rows; at most ${LIMITS.csvRows} per import (split the file)`, 'too_many_rows');
+  }
   const subscribedAt = names.findIndex((h) => h.toLowerCase() === 'subscribed');
   const dataColumns = names
     .map((name, index) => ({ name, index }))

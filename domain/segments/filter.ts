@@ -18,6 +18,7 @@ import type { Filter } from '../../ports/store.ts';
 import { eventKey, type ContactDoc } from '../contacts/collection.ts';
 import { inferType, type DataType } from '../contacts/data-types.ts';
 import { AppError, type FieldError } from '../errors.ts';
+import { LIMITS } from '../limits.ts';
 
 export const FILTER_OPERATORS = [
   'equals',
@@ -54,10 +55,10 @@ export interface FilterCondition {
   groups: { filters: ConditionFilter[] }[];
 }
 
-export const MAX_GROUPS = 50;
-export const MAX_FILTERS_PER_GROUP = 50;
-const MAX_TEXT = 10_000;
-const MAX_EVENT_NAME = 200;
+export const MAX_GROUPS = LIMITS.filter.groups;
+export const MAX_FILTERS_PER_GROUP = LIMITS.filter.filtersPerGroup;
+const MAX_TEXT = LIMITS.filter.value;
+const MAX_EVENT_NAME = LIMITS.eventName;
 /** The longest look-back of `within`/`olderThan`: 100 years. */
 const MAX_SPAN_MS = 36_525 * 86_400_000;
 const UNIT_MS: Record<TimeUnit, number> = { days: 86_400_000, hours: 3_600_000, minutes: 60_000 };

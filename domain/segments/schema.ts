@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { contactSchema, emailSchema } from '../contacts/schema.ts';
+import { LIMITS } from '../limits.ts';
 import { SEGMENT_TYPES } from './collection.ts';
 import { FILTER_OPERATORS, TIME_UNITS } from './filter.ts';
 
-export const MAX_NAME = 200;
-export const MAX_DESCRIPTION = 1000;
-export const MAX_EMAILS_PER_CALL = 1000;
+export const MAX_NAME = LIMITS.name;
+export const MAX_DESCRIPTION = LIMITS.description;
+export const MAX_EMAILS_PER_CALL = LIMITS.segmentMembers;
 
 const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
 const descriptionSchema = z.string().max(MAX_DESCRIPTION);
@@ -16,6 +17,39 @@ const descriptionSchema = z.string().max(MAX_DESCRIPTION);
  */
 export const conditionInput = z
   .unknown()
+  .meta({
+    type: 'object',
+    required: ['logic', 'groups'],
+    properties: {
+      logic: { enum: ['AND', 'OR'] },
+      groups: {
+        type: 'array',
+        minItems: 1,
+        maxItems: LIMITS.filter.groups,
+        items: {
+          type: 'object',
+          required: ['filters'],
+          properties: {
+            filters: {
+              type: 'array',
+              minItems: 1,
+              maxItems: LIMITS.filter.filtersPerGroup,
+              items: {
+                type: 'object',
+                required: ['field', 'operator'],
+                properties: {
+                  field: { type: 'string', minLength: 1, maxLength: LIMITS.eventName + 'event.'.length },
+                  operator: { enum: [...FILTER_OPERATORS] },
+                  value: { anyOf: [{ type: 'string', maxLength: LIMITS.filter.value }, { type: 'number' }, { type: 'boolean' }] },
+                  unit: { enum: [...TIME_UNITS] },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  })
   .describe(
     `FilterCondition {logic: "AND"|"OR", groups: [{filters: [{field, operator, value?, unit?}]}]}; ` +
       `operators: ${FILTER_OPERATORS.join(', ')}; units: ${TIME_UNITS.join(', ')}`,

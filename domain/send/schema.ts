@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { callDataSchema, emailSchema } from '../contacts/schema.ts';
+import { LIMITS } from '../limits.ts';
 
-export const MAX_RECIPIENTS = 100;
-export const MAX_ATTACHMENTS = 10;
-export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+export const MAX_RECIPIENTS = LIMITS.send.recipients;
+export const MAX_ATTACHMENTS = LIMITS.send.attachments;
+export const MAX_ATTACHMENT_BYTES = LIMITS.send.attachmentBytes;
 
-const address = z.union([emailSchema, z.strictObject({ name: z.string().trim().max(200).optional(), email: emailSchema })]);
+const address = z.union([emailSchema, z.strictObject({ name: z.string().trim().max(LIMITS.name).optional(), email: emailSchema })]);
 
 /** Headers the platform writes itself; a caller's value would break signing, threading or unsubscribe. */
 const RESERVED_HEADERS = new Set([
@@ -14,18 +15,22 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 const headers = z
-  .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'Invalid header name'), z.string().max(1000).regex(/^[^\r\n]*$/, 'Header values cannot contain line breaks'))
+  .record(
+    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'Invalid header name'),
+    z.string().max(LIMITS.send.headerValue).regex(/^[^\r\n]*$/, 'Header values cannot contain line breaks'),
+  )
   .superRefine((value, ctx) => {
     for (const name of Object.keys(value)) {
       if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', message: `"${name}" is set by the platform`, path: [name] });
     }
-    if (Object.keys(value).length > 50) ctx.addIssue({ code: 'custom', message: 'At most 50 headers', path: [] });
-  });
+    if (Object.keys(value).length > LIMITS.send.headers) ctx.addIssue({ code: 'custom', message: `At most ${LIMITS.send.headers} headers`, path: [] });
+  })
+  .meta({ maxProperties: LIMITS.send.headers });
 
 const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const attachment = z.strictObject({
-  filename: z.string().trim().min(1).max(255).regex(/^[^\r\n\\/]*$/, 'A file name, without path or line breaks'),
+  filename: z.string().trim().min(1).max(LIMITS.send.filename).regex(/^[^\r\n\\/]*$/, 'A file name, without path or line breaks'),
   content: z.string().min(1).regex(base64, 'content must be base64').refine((s) => s.length % 4 === 0, 'content must be base64'),
   contentType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'A MIME type such as application/pdf'),
 });
@@ -35,16 +40,20 @@ export const decodedSize = (b64: string) => (b64.length / 4) * 3 - (b64.endsWith
 export const sendSchema = z
   .strictObject({
     to: z.union([address, z.array(address).min(1).max(MAX_RECIPIENTS)]),
-    subject: z.string().min(1).max(998).optional(),
-    body: z.string().min(1).max(1024 * 1024).optional(),
-    template: z.string().min(1).max(200).optional(),
+    subject: z.string().min(1).max(LIMITS.subject).optional(),
+    body: z.string().min(1).max(LIMITS.sendBodyChars).optional(),
+    template: z.string().min(1).max(LIMITS.id).optional(),
     from: address.optional(),
-    name: z.string().trim().max(200).optional(),
+    name: z.string().trim().max(LIMITS.name).optional(),
     reply: emailSchema.optional(),
     subscribed: z.boolean().optional(),
     headers: headers.optional(),
     data: callDataSchema.optional(),
-    attachments: z.array(attachment).max(MAX_ATTACHMENTS).optional(),
+    attachments: z
+      .array(attachment)
+      .max(MAX_ATTACHMENTS)
+      .optional()
+      .describe(`At most ${MAX_ATTACHMENTS}, ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MB decoded in total`),
   })
   .superRefine((value, ctx) => {
     const total = (value.attachments ?? []).reduce((sum, a) => sum + decodedSize(a.content), 0);

@@ -1,13 +1,13 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits.ts';
 import { TEMPLATE_TYPES } from './collection.ts';
 
-export const MAX_NAME = 200;
-/** RFC 5322's line limit: a subject longer than this cannot be one header line. */
-export const MAX_SUBJECT = 998;
+export const MAX_NAME = LIMITS.name;
+export const MAX_SUBJECT = LIMITS.subject;
 /** 512 KB of UTF-8. */
-export const MAX_BODY_BYTES = 512 * 1024;
-export const MAX_DESCRIPTION = 1000;
-export const MAX_FROM_NAME = 200;
+export const MAX_BODY_BYTES = LIMITS.htmlBodyBytes;
+export const MAX_DESCRIPTION = LIMITS.description;
+export const MAX_FROM_NAME = LIMITS.name;
 
 const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
 const oneLine = (s: string) => !LINE_BREAK.test(s);
@@ -19,12 +19,13 @@ const oneLine = (s: string) => !LINE_BREAK.test(s);
 export const addressSchema = z
   .string()
   .trim()
-  .max(254)
+  .max(LIMITS.email)
   .pipe(z.email({ message: 'Invalid email address' }))
   .transform((a) => {
     const at = a.lastIndexOf('@');
     return `${a.slice(0, at)}@${a.slice(at + 1).toLowerCase()}`;
-  });
+  })
+  .meta({ format: 'email', maxLength: LIMITS.email });
 
 const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../../../domain/limits.ts';
 import { errorEnvelopeSchema } from './errors.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -38,7 +39,6 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
         },
       },
       schemas: { Error: jsonSchema(errorEnvelopeSchema, 'output') },
-      responses: Object.fromEntries(Object.entries(ERRORS).map(([status, e]) => [e.name, errorResponse(Number(status), e)])),
     },
   };
 }
@@ -50,42 +50,32 @@ const SECURITY: Record<RouteSpec['auth'], unknown[]> = {
   key: [{ secretKey: [] }, { publicKey: [] }],
 };
 
-/** Every error status the API answers with, the codes it carries, and its reusable response name. */
-const ERRORS: Record<number, { name: string; codes: string[]; when: string }> = {
-  401: { name: 'Unauthorized', codes: ['UNAUTHORIZED'], when: 'Missing or invalid key or session token' },
+/** Every error status the API answers with, the codes (`error.code`) it carries, and when. */
+export const ERROR_CODES: Record<number, { codes: string[]; when: string }> = {
+  401: { codes: ['UNAUTHORIZED'], when: 'Missing or invalid key or session token' },
   403: {
-    name: 'Forbidden',
     codes: ['FORBIDDEN', 'EMAIL_VERIFICATION_REQUIRED', 'DOMAIN_NOT_VERIFIED'],
     when: 'Wrong key kind, not an admin of the project, unverified email address, or an unverified sender domain',
   },
-  404: { name: 'NotFound', codes: ['NOT_FOUND'], when: 'No such object in this project (objects of other projects are not visible)' },
-  409: { name: 'Conflict', codes: ['CONFLICT', 'INVALID_STATE'], when: 'Clashes with existing data, or the object is in a state that forbids this' },
-  413: { name: 'PayloadTooLarge', codes: ['PAYLOAD_TOO_LARGE'], when: 'The request body or upload is larger than this endpoint takes' },
-  422: { name: 'ValidationError', codes: ['VALIDATION_ERROR'], when: 'The request is invalid; `error.errors` names each field' },
-  429: { name: 'RateLimited', codes: ['RATE_LIMIT_EXCEEDED'], when: 'Over the per-project request rate; retry after `Retry-After` seconds' },
-  500: { name: 'InternalError', codes: ['INTERNAL_ERROR'], when: 'Unexpected server error; report the requestId' },
+  404: { codes: ['NOT_FOUND'], when: 'No such object in this project (objects of other projects are not visible)' },
+  409: { codes: ['CONFLICT', 'INVALID_STATE'], when: 'Clashes with existing data, or the object is in a state that forbids this' },
+  413: { codes: ['PAYLOAD_TOO_LARGE'], when: 'The request body or upload is larger than this endpoint takes' },
+  422: { codes: ['VALIDATION_ERROR'], when: 'The request is invalid; `error.errors` names each field' },
+  429: { codes: ['RATE_LIMIT_EXCEEDED'], when: 'Over the per-project request rate; retry after `Retry-After` seconds' },
+  500: { codes: ['INTERNAL_ERROR'], when: 'Unexpected server error; report the requestId' },
 };
 
-function errorResponse(status: number, e: (typeof ERRORS)[number]): Record<string, unknown> {
+/** An error response: the envelope (components.schemas.Error), its codes named in the description. */
+function errorRef(status: number): Record<string, unknown> {
+  const e = ERROR_CODES[status];
   return {
-    description: `${e.when} (${e.codes.join(', ')})`,
+    description: `${e.when}: ${e.codes.join(' or ')}`,
     ...(status === 429
       ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } } }
       : {}),
-    content: {
-      'application/json': {
-        schema: {
-          allOf: [
-            { $ref: '#/components/schemas/Error' },
-            { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: e.codes }, statusCode: { const: status } } } } },
-          ],
-        },
-      },
-    },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   };
 }
-
-const errorRef = (status: number) => ({ $ref: `#/components/responses/${ERRORS[status].name}` });
 
 /**
  * The error statuses a route can answer with: what its credential, inputs and metering imply,
@@ -163,6 +153,7 @@ function requestBody(spec: RouteSpec): Record<string, unknown> {
     const { field } = spec.upload;
     return {
       required: true,
+      description: `One file in \`${field}\`, at most ${spec.upload.maxBytes} bytes (413 PAYLOAD_TOO_LARGE beyond)`,
       content: {
         'multipart/form-data': {
           schema: { type: 'object', required: [field], properties: { [field]: { type: 'string', format: 'binary' } } },
@@ -170,7 +161,11 @@ function requestBody(spec: RouteSpec): Record<string, unknown> {
       },
     };
   }
-  return { required: true, content: { 'application/json': { schema: jsonSchema(spec.body!, 'input') } } };
+  return {
+    required: true,
+    description: `JSON, at most ${spec.bodyLimit ?? LIMITS.body.defaultBytes} bytes (413 PAYLOAD_TOO_LARGE beyond)`,
+    content: { 'application/json': { schema: jsonSchema(spec.body!, 'input') } },
+  };
 }
 
 function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): unknown[] {

@@ -2,6 +2,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import multer from 'multer';
 import type { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { authenticate, rateLimitFor } from './auth.ts';
 import { fieldErrors } from './errors.ts';
@@ -18,9 +19,9 @@ export function mountRoutes(router: Router, routes: RouteSpec[], platform: Platf
     ];
     if (!spec.unmetered) steps.push(rateLimitFor(platform));
     if (spec.upload) {
-      steps.push(multer({ storage: multer.memoryStorage(), limits: { fileSize: spec.upload.maxBytes, files: 1 } }).single(spec.upload.field));
+      steps.push(uploadOf(spec.upload));
     } else if (spec.body) {
-      steps.push(express.json({ limit: spec.bodyLimit ?? '1mb', strict: false }));
+      steps.push(express.json({ limit: spec.bodyLimit ?? LIMITS.body.defaultBytes, strict: false }));
     }
     steps.push(async (req, res) => {
       const input = {
@@ -37,6 +38,36 @@ export function mountRoutes(router: Router, routes: RouteSpec[], platform: Platf
     });
     router[spec.method](spec.path, ...steps);
   }
+}
+
+/**
+ * One file in `field`, in memory. A file over the limit is a 413; any other body multer or busboy
+ * cannot take (no boundary, a broken part header, a part without a name, too many parts, a
+ * cut-off form) is the client's fault: a 422 on the field, never a 500.
+ */
+function uploadOf(upload: NonNullable<RouteSpec['upload']>): RequestHandler {
+  const single = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: upload.maxBytes, files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024 },
+  }).single(upload.field);
+  const malformed = (err: unknown) => {
+    if (err instanceof multer.MulterError) {
+      if (err.code === 'LIMIT_FILE_SIZE') return new AppError('PAYLOAD_TOO_LARGE', `The file is larger than ${upload.maxBytes} bytes`);
+      return new AppError('VALIDATION_ERROR', err.message, {
+        fieldErrors: [{ field: upload.field, message: err.field ? `${err.message} (${err.field})` : err.message, code: err.code.toLowerCase() }],
+      });
+    }
+    return new AppError('VALIDATION_ERROR', 'The multipart/form-data body cannot be read', {
+      fieldErrors: [{ field: upload.field, message: (err as Error)?.message || 'malformed multipart body', code: 'invalid_multipart' }],
+    });
+  };
+  return (req, res, next) => {
+    try {
+      single(req, res, (err?: unknown) => next(err ? malformed(err) : undefined));
+    } catch (err) {
+      next(malformed(err));
+    }
+  };
 }
 
 function validate(schema: z.ZodType | undefined, value: unknown, prefix: string): unknown {

@@ -65,8 +65,8 @@ export interface RouteSpec<
   body?: B;
   /** A multipart/form-data upload of one file in `field`, instead of a JSON body. */
   upload?: { field: string; maxBytes: number };
-  /** Largest JSON body accepted; default 1 MB. */
-  bodyLimit?: string;
+  /** Largest JSON body accepted, in bytes; default LIMITS.body.defaultBytes (1 MB). */
+  bodyLimit?: number;
   /** Success status; 204 sends no body. Default 200. */
   status?: 200 | 201 | 202 | 204;
   /** Other success statuses the handler answers with through `reply` (documented alongside `status`). */

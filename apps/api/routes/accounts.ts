@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { addMember, createProject, getProject, listMembers, listProjects, rotateKeys, updateProject } from '../../../domain/accounts/projects.ts';
 import { login, logout, resendVerification, signup, verifyEmail } from '../../../domain/accounts/users.ts';
 import { emailSchema } from '../../../domain/contacts/schema.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
 
 const user = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });
-const credentials = z.strictObject({ email: emailSchema, password: z.string().min(8).max(256) });
+const credentials = z.strictObject({ email: emailSchema, password: z.string().min(LIMITS.password.min).max(LIMITS.password.max) });
 const language = z.string().regex(/^[a-z]{2}$/, 'ISO 639-1 code such as "en"');
 const project = z.object({ id: z.string(), name: z.string(), language: z.string(), createdAt: z.string() });
 const projectWithKeys = project.extend({ secretKey: z.string(), publicKey: z.string() });
@@ -39,9 +40,9 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       },
     }),
     route({
-      method: 'post', path: '/auth/login', tag: 'Accounts', auth: 'none',
+      method: 'post', path: '/auth/login', tag: 'Accounts', auth: 'none', errors: [401],
       summary: 'Sign in; returns a session token for the user endpoints',
-      body: credentials.extend({ password: z.string().min(1).max(256) }),
+      body: credentials.extend({ password: z.string().min(1).max(LIMITS.password.max) }),
       response: z.object({ token: z.string(), user }),
       handle: ({ body }) => login(p, body.email, body.password),
     }),
@@ -59,7 +60,7 @@ export function accountRoutes(p: Platform): RouteSpec[] {
     route({
       method: 'post', path: '/projects', tag: 'Projects', auth: 'user', status: 201,
       summary: 'Create a project; the caller becomes its admin. The keys are shown only here and on rotation',
-      body: z.strictObject({ name: z.string().trim().min(1).max(100), language: language.optional() }),
+      body: z.strictObject({ name: z.string().trim().min(1).max(LIMITS.projectName), language: language.optional() }),
       response: projectWithKeys,
       handle: ({ auth, body }) => createProject(p, auth.userId, body.name, body.language),
     }),
@@ -80,7 +81,7 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       method: 'patch', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [404], needs: { admin: true },
       summary: "Rename a project or change its default language (admin)",
       params: idParams,
-      body: z.strictObject({ name: z.string().trim().min(1).max(100).optional(), language: language.optional() }),
+      body: z.strictObject({ name: z.string().trim().min(1).max(LIMITS.projectName).optional(), language: language.optional() }),
       response: project,
       handle: ({ auth, params, body }) => updateProject(p, params.id, auth.userId, body),
     }),

@@ -20,12 +20,13 @@ import {
   sendTestEmail,
   updateCampaign,
 } from '../../../domain/campaigns/service.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { reply, route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
 
 /** Campaign bodies carry HTML up to 512 KB; JSON escaping can double it. */
-const CAMPAIGN_BODY_LIMIT = '2mb';
+const CAMPAIGN_BODY_LIMIT = LIMITS.body.contentBytes;
 
 export function campaignRoutes(p: Platform): RouteSpec[] {
   return [

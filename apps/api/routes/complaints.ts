@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../../../domain/limits.ts';
 import { recordComplaint } from '../../../domain/mail/complaints.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { route, type RouteSpec } from '../http/route.ts';
@@ -11,7 +12,7 @@ export function complaintRoutes(p: Platform): RouteSpec[] {
       body: z
         .strictObject({
           emailId: z.string().min(1).max(100).optional().describe('The id POST /v1/send returned'),
-          report: z.string().min(1).max(1024 * 1024).optional().describe('A feedback report (ARF) or the complained-about message, as text'),
+          report: z.string().min(1).max(LIMITS.complaintReportBytes).optional().describe('A feedback report (ARF) or the complained-about message, as text'),
         })
         .refine((b) => b.emailId !== undefined || b.report !== undefined, { message: 'Give emailId or report', path: ['emailId'] }),
       response: z.object({ emailId: z.string(), contactId: z.string() }),

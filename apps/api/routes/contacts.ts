@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contactDataSchema, contactSchema, emailSchema } from '../../../domain/contacts/schema.ts';
 import { deleteContact, getContact, listContacts, patchContact, upsertContact } from '../../../domain/contacts/service.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { reply, route, type RouteSpec } from '../http/route.ts';
 import { idParams, limitParam } from './common.ts';
@@ -15,7 +16,7 @@ export function contactRoutes(p: Platform): RouteSpec[] {
       query: z.object({
         limit: limitParam(),
         cursor: z.string().max(100).optional(),
-        search: z.string().max(254).optional(),
+        search: z.string().max(LIMITS.search).optional(),
       }),
       response: z.object({
         contacts: z.array(contactSchema),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
 import { getJob, queueBulk, queueImport, type BULK_TYPES } from '../../../domain/jobs/service.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { reply, route, type RouteSpec } from '../http/route.ts';
 
-const MAX_CSV_BYTES = 5 * 1024 * 1024;
 
 const job = z.object({
   id: z.string(),
@@ -21,7 +21,9 @@ const job = z.object({
 });
 const accepted = job.extend({ jobId: z.string() });
 const jobParams = z.object({ jobId: z.string().min(1).max(100) });
-const contactIds = z.strictObject({ contactIds: z.array(z.string().min(1).max(200)).min(1).max(1000) });
+const contactIds = z.strictObject({
+  contactIds: z.array(z.string().min(1).max(LIMITS.id)).min(1).max(LIMITS.bulkIds, `At most ${LIMITS.bulkIds} contact ids per request`),
+});
 
 const bulkRoute = (p: Platform, action: keyof typeof BULK_TYPES, summary: string) =>
   route({
@@ -37,8 +39,8 @@ export function jobRoutes(p: Platform): RouteSpec[] {
   return [
     route({
       method: 'post', path: '/contacts/import', tag: 'Contacts', auth: 'secret', status: 202, errors: [413],
-      summary: 'Import contacts from a CSV file (multipart field `file`, 5 MB, `email` column required); runs in the background',
-      upload: { field: 'file', maxBytes: MAX_CSV_BYTES },
+      summary: `Import contacts from a CSV file (multipart field \`file\`, 5 MB, at most ${LIMITS.csvRows} rows, \`email\` column required); runs in the background`,
+      upload: { field: 'file', maxBytes: LIMITS.body.csvBytes },
       response: accepted,
       handle: async ({ auth, req }) => {
         if (!req.file) {

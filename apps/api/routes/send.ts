@@ -1,3 +1,4 @@
+import { LIMITS } from '../../../domain/limits.ts';
 import { sendResponseSchema, sendSchema } from '../../../domain/send/schema.ts';
 import { send } from '../../../domain/send/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
@@ -9,8 +10,7 @@ export function sendRoutes(p: Platform): RouteSpec[] {
     route({
       method: 'post', path: '/v1/send', tag: 'Public API', auth: 'secret', errors: [403, 409],
       summary: 'Send an email to one or more recipients (each gets their own), from a verified domain',
-      // Ten attachments of up to 10 MB together, base64-encoded, plus the rest of the request.
-      bodyLimit: '15mb',
+      bodyLimit: LIMITS.body.sendBytes,
       body: sendSchema,
       response: sendResponseSchema,
       handle: (input) => withIdempotencyKey(p, input, 'send', () => send(p, input.auth.projectId, input.body)),

@@ -6,12 +6,13 @@ import {
   templateSchema,
 } from '../../../domain/templates/schema.ts';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, patchTemplate } from '../../../domain/templates/service.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
 
 /** Bodies up to 512 KB of UTF-8 fit, even with JSON escaping; larger requests are a 413. */
-const TEMPLATE_BODY_LIMIT = '2mb';
+const TEMPLATE_BODY_LIMIT = LIMITS.body.contentBytes;
 
 export function templateRoutes(p: Platform): RouteSpec[] {
   return [

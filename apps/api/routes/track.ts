@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { callDataSchema, emailSchema } from '../../../domain/contacts/schema.ts';
 import { track } from '../../../domain/events/service.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { withIdempotencyKey } from '../http/idempotency.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 
-export const eventNameSchema = z.string().trim().min(1).max(200);
+export const eventNameSchema = z.string().trim().min(1).max(LIMITS.eventName);
 
 export function trackRoutes(p: Platform): RouteSpec[] {
   return [

@@ -1,0 +1,126 @@
+// Fuzzes the API from its own OpenAPI document with schemathesis (run through scripts/fuzz.sh,
+// which installs it). Starts the embedded platform on a free port with a fresh data directory, an
+// SMTP sink and a DNS server; signs a user up and verifies them through the email the sink
+// receives; seeds a project with one object of each kind so listings have something to shape;
+// then runs `st run` against /openapi.json with a credential for each security scheme. Exits with
+// schemathesis' status: non-zero on a server error or a response that breaks its declared schema.
+//
+//   FUZZ_MAX_EXAMPLES   cases per operation and phase (default 50: about a minute on two cores)
+//   FUZZ_SEED           schemathesis seed, to replay a run (CI=true: a fixed one, so CI is repeatable)
+//   FUZZ_KEEP=1         keep the data directory (server log: DATA_DIR/server.log)
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { boot } from '../runtime/boot.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { embeddedAdapters } from '../runtime/embedded.ts';
+import { newProject } from '../test/harness/accounts.ts';
+import { ApiClient } from '../test/harness/client.ts';
+import { startDnsServer } from '../test/harness/dns-server.ts';
+import { verifiedDomain } from '../test/harness/domains.ts';
+import type { Instance } from '../test/harness/instance.ts';
+import { startSmtpSink } from '../test/harness/smtp-sink.ts';
+import { freePort } from './stack/processes.ts';
+
+const st = process.env.SCHEMATHESIS_BIN;
+if (!st) {
+  console.error('scripts/fuzz.ts: run it through scripts/fuzz.sh (SCHEMATHESIS_BIN is not set)');
+  process.exit(2);
+}
+
+const fuzzSeed = process.env.FUZZ_SEED ?? (process.env.CI ? '7' : undefined);
+
+/** Operations left out: they end the credential the rest of the run uses. */
+const EXCLUDED = ['postAuthLogout', 'postProjectsIdKeysRotate'];
+
+const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-fuzz-'));
+const smtp = await startSmtpSink();
+const dns = await startDnsServer();
+const port = await freePort();
+const url = `http://127.0.0.1:${port}`;
+const config = loadConfig({
+  ...process.env,
+  PORT: String(port),
+  DATA_DIR: dataDir,
+  SMTP_URL: smtp.url,
+  DNS_SERVERS: dns.address,
+  PUBLIC_URL: url,
+  // The fuzzer sends far more than 1,000 requests a minute; a 429 would only hide the routes.
+  API_RATE_PER_MINUTE: '0',
+});
+const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination({ dest: join(dataDir, 'server.log'), sync: true }));
+const running = await boot(config, await embeddedAdapters(config), { api: true, mailer: true }, log);
+
+let status = 1;
+try {
+  const instance = { url, api: new ApiClient(url), smtp, dns, dataDir, env: {} } as unknown as Instance;
+  const project = await newProject(instance, 'Fuzzed');
+  await seed(instance, project);
+
+  const configFile = join(dataDir, 'schemathesis.toml');
+  await writeFile(
+    configFile,
+    [
+      '[auth.openapi.secretKey]',
+      `bearer = "${project.secretKey}"`,
+      '[auth.openapi.publicKey]',
+      `bearer = "${project.publicKey}"`,
+      '[auth.openapi.userToken]',
+      `bearer = "${project.token}"`,
+      '',
+    ].join('\n'),
+  );
+  const args = [
+    '--config-file', configFile,
+    'run', `${url}/openapi.json`,
+    '--checks', 'not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance',
+    '--phases', 'examples,coverage,fuzzing',
+    '--max-examples', process.env.FUZZ_MAX_EXAMPLES ?? '50',
+    '--workers', '2',
+    '--request-timeout', '30',
+    '--suppress-health-check', 'too_slow,filter_too_much,data_too_large',
+    '--generation-database', 'none',
+    '--no-color',
+    ...(fuzzSeed ? ['--seed', fuzzSeed] : []),
+    ...EXCLUDED.flatMap((id) => ['--exclude-operation-id', id]),
+  ];
+  console.log(`fuzzing ${url} (data: ${dataDir})`);
+  status = await new Promise<number>((resolve) => {
+    const child = spawn(st, args, { stdio: 'inherit', cwd: dataDir });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+  if (status !== 0) {
+    const serverLog = await readFile(join(dataDir, 'server.log'), 'utf8').catch(() => '');
+    const errors = serverLog.split('\n').filter((l) => l.includes('"level":50'));
+    if (errors.length) console.error(`\nserver errors (${errors.length}), first ones:\n${errors.slice(0, 5).join('\n')}`);
+  }
+} finally {
+  await running.close();
+  await smtp.close();
+  await dns.close();
+  if (process.env.FUZZ_KEEP) console.log(`kept ${dataDir}`);
+  else await rm(dataDir, { recursive: true, force: true });
+}
+process.exit(status);
+
+/** One object of each kind, so the listings the fuzzer calls return real items to check. */
+async function seed(instance: Instance, project: Awaited<ReturnType<typeof newProject>>): Promise<void> {
+  const api = project.api;
+  const must = async (what: string, res: Promise<{ status: number; body: unknown }>) => {
+    const r = await res;
+    if (r.status >= 300) throw new Error(`seeding ${what} failed: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { data: Record<string, any> };
+  };
+  const domain = await verifiedDomain(instance, project);
+  const from = `news@${domain.domain}`;
+  const contact = await must('a contact', api.post('/contacts', { email: 'ann@example.com', data: { plan: 'pro', seats: 3, trial: false } }));
+  await must('an event', api.post('/v1/track', { email: 'ann@example.com', event: 'signed-up', data: { source: 'ad', once: { value: 1, persistent: false } } }));
+  await must('a template', api.post('/templates', { name: 'Welcome', subject: 'Hi {{email}}', body: '<p>Hello</p>', from }));
+  await must('a dynamic segment', api.post('/segments', { name: 'Pro', condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] } }));
+  await must('a static segment', api.post('/segments', { name: 'Hand picked', type: 'STATIC' }));
+  await must('a campaign', api.post('/campaigns', { name: 'Launch', subject: 'News', body: '<p>News</p>', from, audienceType: 'ALL' }));
+  await must('an email', api.post('/v1/send', { to: 'ann@example.com', from, subject: 'Receipt', body: '<p>Thanks</p>' }));
+  await must('a bulk job', api.post('/contacts/bulk-subscribe', { contactIds: [contact.data.id] }));
+}
