@@ -19,6 +19,7 @@ const stack = await startStack({
   logLevel: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn',
 });
 console.log(`mailroom (distributed) is ready at ${stack.apiUrls[0]}`);
+console.log(`the mailer serves /health and /metrics at ${stack.mailerUrl}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {
