@@ -30,7 +30,7 @@ describe('GET /docs', () => {
     expect(loaded['/docs/assets/swagger-ui.css'].length).toBeGreaterThan(10_000);
     // The page's own script points the renderer at the document the API serves.
     expect(loaded['/docs/init.js']).toContain("url: '/openapi.json'");
-    const openapi = await (await fetch(`${instance.url}/openapi.json`)).json();
+    const openapi = (await (await fetch(`${instance.url}/openapi.json`)).json()) as { openapi: string };
     expect(openapi.openapi).toMatch(/^3\./);
   });
 
