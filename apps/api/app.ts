@@ -50,7 +50,7 @@ export function createApp(p: Platform): express.Express {
   // The public key is made for browser code, so /v1/track answers cross-origin calls.
   app.use('/v1/track', (req, res, next) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key');
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Idempotency-Key, X-Request-Id');
     res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
     res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, Idempotent-Replayed');
     res.setHeader('Access-Control-Max-Age', '86400');
