@@ -8,6 +8,7 @@ import { CommunicationProtocolEnum, DaprClient } from '@dapr/dapr';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaprActorRuntime } from '../../adapters/dapr/actors.ts';
+import { withRequestId } from '../../runtime/request-context.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ApiClient, eventually } from '../harness/client.ts';
@@ -39,7 +40,7 @@ describe('actor reminders on the Dapr runtime', () => {
     await dispose?.();
   });
 
-  const wakes = () => mongo.db().collection<{ _id: string; times: number; actorId: string; reminder: string }>('probe_wakes');
+  const wakes = () => mongo.db().collection<{ _id: string; times: number; actorId: string; reminder: string; requestId?: string | null }>('probe_wakes');
   const woke = (note: string, timeoutMs = 60_000) =>
     eventually(async () => (await wakes().findOne({ _id: note })) ?? undefined, timeoutMs, `the reminder "${note}" to fire`);
   const remind = (actorId: string, note: string, inMs: number) =>
@@ -51,6 +52,13 @@ describe('actor reminders on the Dapr runtime', () => {
     expect(wake).toMatchObject({ actorId: 'plain', reminder: 'wake', times: 1 });
     await sleep(3_000);
     expect((await wakes().findOne({ _id: 'plain' }))?.times).toBe(1);
+  });
+
+  it("a call and the reminder it sets carry the caller's request id across the sidecars", async () => {
+    expect(await withRequestId('req-probe', () => remind('traced', 'traced', 500))).toEqual({ reminded: 1, requestId: 'req-probe' });
+    expect(await woke('traced')).toMatchObject({ actorId: 'traced', requestId: 'req-probe' });
+    await remind('untraced', 'untraced', 500);
+    expect((await woke('untraced')).requestId ?? null).toBeNull();
   });
 
   it('a reminder due while its app is down fires once the app is back, and the state is kept', async () => {
