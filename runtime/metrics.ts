@@ -2,8 +2,8 @@
  * The metrics of one process, served as Prometheus text on `GET /metrics` (the api on PORT, and in
  * distributed mode the mailer on its own PORT). Counters and the latency histogram count what this
  * process did since it started; the gauges marked "at scrape time" ask the store or the actor
- * runtime when scraped, so every api replica reports the same platform-wide number for those
- * (aggregate them with max(), not sum()).
+ * runtime when scraped (the store at most every 2 s), so every api replica reports the same
+ * platform-wide number for those (aggregate them with max(), not sum()).
  *
  * | metric | type | labels | what |
  * |---|---|---|---|
@@ -30,6 +30,9 @@ const EMAIL_OUTCOMES: EmailOutcome[] = ['sent', 'delivered', 'bounced', 'failed'
 const WORKFLOW_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED', 'FAILED'];
 
 const CIRCUIT_STATES = ['closed', 'half_open', 'open'] as const;
+
+/** Gauges counted in the store are at most this old. */
+const STORE_REFRESH_MS = 2_000;
 
 /** What the circuit gauge reads; opossum's CircuitBreaker has these. */
 export interface CircuitView {
@@ -86,13 +89,23 @@ export class Metrics {
     }
 
     if (roles.api) {
-      // A failing store leaves the last value and a warning, not a failed scrape.
-      const guarded = (name: string, refresh: () => Promise<void>) => async () => {
-        try {
-          await refresh();
-        } catch (err) {
-          log.warn({ err, metric: name }, 'metric not refreshed');
-        }
+      // The store is asked at most once per STORE_REFRESH_MS however often /metrics is called
+      // (concurrent scrapes share one query), and a failing store leaves the last value and a
+      // warning, not a failed scrape.
+      const guarded = (name: string, refresh: () => Promise<void>) => {
+        let last = 0;
+        let running: Promise<void> | undefined;
+        return async () => {
+          if (running) return running;
+          if (Date.now() - last < STORE_REFRESH_MS) return;
+          running = refresh()
+            .catch((err) => log.warn({ err, metric: name }, 'metric not refreshed'))
+            .finally(() => {
+              last = Date.now();
+              running = undefined;
+            });
+          return running;
+        };
       };
       const queueDepth: Gauge = new Gauge({
         name: 'mailroom_outbound_queue_depth',
