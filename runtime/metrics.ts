@@ -31,6 +31,19 @@ const WORKFLOW_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED', 'FAIL
 
 const CIRCUIT_STATES = ['closed', 'half_open', 'open'] as const;
 
+/**
+ * The process metrics (CPU, memory, event loop, GC) belong to the process, not to one platform
+ * in it: collected once, however many platforms a process boots (tests boot many).
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 /** Gauges counted in the store are at most this old. */
 const STORE_REFRESH_MS = 2_000;
 
@@ -56,7 +69,6 @@ export class Metrics {
   constructor(sources: MetricSources) {
     const { store, actors, roles, log } = sources;
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
 
     this.#http = new Histogram({
       name: 'mailroom_http_request_duration_seconds',
@@ -156,6 +168,13 @@ export class Metrics {
     this.#emails.inc({ outcome });
   }
 
+  /** Everything this process reports, in the Prometheus text format. */
+  async text(): Promise<string> {
+    return Registry.merge([processMetrics(), this.registry]).metrics();
+  }
+
+  readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+
   /** The mailer's SMTP circuit breaker, for `mailroom_mailer_circuit_state`. */
   watchCircuit(breaker: CircuitView): void {
     this.#circuit = breaker;
@@ -176,9 +195,9 @@ export function metricsEndpoint(metrics: Metrics, token: string | undefined): Re
         return;
       }
     }
-    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.setHeader('Content-Type', metrics.contentType);
     res.setHeader('Cache-Control', 'no-store');
-    res.send(await metrics.registry.metrics());
+    res.send(await metrics.text());
   };
 }
 

@@ -54,6 +54,7 @@ describe('GET /metrics', () => {
       expect(api).toContain(`# TYPE ${name} `);
     }
     for (const name of ['mailroom_emails_total', 'mailroom_mailer_circuit_state']) expect(mailer).toContain(`# TYPE ${name} `);
+    for (const text of [api, mailer]) expect(text).toContain('# TYPE process_cpu_user_seconds_total counter');
 
     // The route's pattern, never the raw path: ids and unknown paths do not become label values.
     expect(sample(api, 'mailroom_http_request_duration_seconds_count', { method: 'GET', route: '/contacts/:id', status: '404' })).toBeGreaterThanOrEqual(1);
