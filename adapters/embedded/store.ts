@@ -16,8 +16,10 @@
  * would (test/unit/embedded-store.test.ts compares them): plain equality on scalars (answered by
  * an exact index or `_id`, or tested by walking the path, with mingo deciding any document that
  * has an array on the way), `$set`/`$unset`/`$inc`/`$min`/`$max` on plain object paths, inclusion
- * projections of top-level fields, and sort + limit over strings, numbers and null/missing
- * (bounded top-k instead of a full sort). Anything else goes to mingo as before.
+ * projections of top-level fields, sort + limit over strings, numbers and null/missing
+ * (bounded top-k instead of a full sort), and the other conditions of a filter through compiled
+ * closures (store-match.ts) that leave to mingo each document they cannot decide (an array on a
+ * path, a comparison across types). Anything else goes to mingo as before.
  */
 import { Context, Query as FullQuery, aggregate as mingoAggregate, find as mingoFind } from 'mingo';
 import * as queryOperatorModule from 'mingo/operators/query';
@@ -37,6 +39,7 @@ import {
 import { copyJson } from './json.ts';
 import { Journal, deleteLine, putLine, type JournalEntry } from './journal.ts';
 import { SecondaryIndex, equalityValue, exactEqualityValue } from './store-index.ts';
+import { UNDECIDED, compileFilter } from './store-match.ts';
 
 export interface EmbeddedStoreOptions {
   /** Compact once the journal has more lines than max(compactAfter, 2 × live documents). */
@@ -458,7 +461,7 @@ function planQuery(state: CollectionState, filter: Filter): QueryPlan {
   if (rest && covered.includes('_id')) delete rest._id;
   if (rest && Object.keys(rest).length === 0) rest = undefined;
   const needsTests = remaining.length > 0 || rest !== undefined || candidates === undefined;
-  return { filter, candidates, equalities: remaining, rest: rest && compileQuery(rest), count: needsTests ? undefined : count };
+  return { filter, candidates, equalities: remaining, rest: rest && compileRest(rest), count: needsTests ? undefined : count };
 }
 
 /**
@@ -543,6 +546,22 @@ const QUERY_OPTIONS = {
  */
 function compileQuery(filter: Filter): Matcher {
   return mentionsExpr(filter) ? new FullQuery(filter) : new MingoQuery(filter, QUERY_OPTIONS);
+}
+
+/**
+ * The conditions left after planning: a compiled closure (store-match.ts) where the filter stays
+ * within its operators, asking mingo only about the documents it cannot decide; else mingo.
+ */
+function compileRest(filter: Filter): Matcher {
+  const compiled = compileFilter(filter);
+  if (!compiled) return compileQuery(filter);
+  let full: Matcher | undefined;
+  return {
+    test(doc) {
+      const answer = compiled(doc);
+      return answer === UNDECIDED ? (full ??= compileQuery(filter)).test(doc) : answer === 1;
+    },
+  };
 }
 
 function mentionsExpr(value: unknown): boolean {
