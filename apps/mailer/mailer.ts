@@ -37,7 +37,7 @@ export function startMailer(p: Platform): { close(): void } {
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
   p.metrics?.watchCircuit(breaker);
 
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, ({ emailId }) => deliver(p, commits, emailId, (m, commit) => breaker.fire(m, commit)), {
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, commits, message, (m, commit) => breaker.fire(m, commit)), {
     retryForever: true,
   });
   return {
@@ -53,19 +53,24 @@ type SendMail = (message: ReturnType<typeof buildMessage>, commit: () => void) =
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();
 
-async function deliver(p: Platform, commits: CommitLog, emailId: string, sendMail: SendMail): Promise<void> {
+async function deliver(p: Platform, commits: CommitLog, message: OutboundMessage, sendMail: SendMail): Promise<void> {
+  const { emailId } = message;
   // The claim below also takes a SENDING email (one a crashed mailer left), so two messages for
   // one email must not run at once here; the other one comes back later and finds it done.
   if (delivering.has(emailId)) throw new Error(`email ${emailId} is being delivered already`);
   delivering.add(emailId);
   try {
-    await deliverOnce(p, commits, emailId, sendMail);
+    await deliverOnce(p, commits, message, sendMail);
   } finally {
     delivering.delete(emailId);
   }
 }
 
-async function deliverOnce(p: Platform, commits: CommitLog, emailId: string, sendMail: SendMail): Promise<void> {
+async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId }: OutboundMessage, sendMail: SendMail): Promise<void> {
+  // The send slot comes before the claim, so an email waiting for one is still QUEUED: a
+  // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
+  // waited. (A message without projectId, from before it was carried, waits after the claim.)
+  if (projectId !== undefined) await takeSendSlot(p, projectId);
   // The claim: an email already DELIVERED, BOUNCED, FAILED or SKIPPED is never sent again.
   const email = await emails(p).findOneAndUpdate(
     { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
@@ -85,7 +90,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, emailId: string, sen
     await finish(p, email, check.refused.status, { reason: check.refused.reason });
     return;
   }
-  await takeSendSlot(p, email.projectId);
+  if (projectId === undefined) await takeSendSlot(p, email.projectId);
 
   const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, await linkKey(p), email._id, email.contactId);
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];

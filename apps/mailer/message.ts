@@ -44,7 +44,8 @@ export function buildMessage(
     headers,
     attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content, 'base64') })),
     ...(domain
-      ? { dkim: { domainName: domain.domain, keySelector: domain.dkim.selector, privateKey: dkimKey(domain) as unknown as string } }
+      ? // Signed by the transport (dkim.ts) with the parsed key; nodemailer's own signer also takes a KeyObject.
+        { dkim: { domainName: domain.domain, keySelector: domain.dkim.selector, privateKey: dkimKey(domain) as unknown as string } }
       : {}),
   };
 }

@@ -5,6 +5,8 @@ import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../runtime/config.ts';
+import { dkimSign, type DkimOptions } from './dkim.ts';
+import { buildMime } from './mime.ts';
 
 export interface SendResult {
   messageId: string;
@@ -23,12 +25,21 @@ export interface Transport {
   close(): void;
 }
 
-/** Composes and DKIM-signs messages into bytes, as they will go on the wire. */
-const composer = nodemailer.createTransport({ streamTransport: true, buffer: true });
+/** nodemailer's composer, for what buildMime leaves to it (attachments, non-ASCII addresses, …). */
+const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
 
+/**
+ * The message as bytes, as they go on the wire (CRLF): built by buildMime, or by nodemailer's
+ * composer for anything else, then DKIM-signed with the domain's key when it has one.
+ */
 async function compile(message: Mail.Options): Promise<{ raw: Buffer; envelope: { from: string; to: string[] }; messageId: string }> {
-  const info = await composer.sendMail(message);
-  return { raw: info.message as Buffer, envelope: info.envelope as { from: string; to: string[] }, messageId: info.messageId };
+  const { dkim, ...unsigned } = message as Mail.Options & { dkim?: DkimOptions };
+  let built = buildMime(unsigned);
+  if (!built) {
+    const info = await composer.sendMail(unsigned);
+    built = { raw: info.message as Buffer, envelope: info.envelope as { from: string; to: string[] }, messageId: info.messageId };
+  }
+  return dkim ? { ...built, raw: await dkimSign(built.raw, dkim) } : built;
 }
 
 /** Commits of the messages being sent, by Message-ID. */

@@ -58,6 +58,6 @@ export async function queueRecipients(p: Platform, campaignId: string, campaign:
     }
   }
   const toPublish = docs.filter((d) => (known.get(d._id)?.status ?? 'QUEUED') === 'QUEUED');
-  for (const doc of toPublish) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id });
+  for (const doc of toPublish) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id, projectId: doc.projectId });
   return recipients.length;
 }

@@ -54,6 +54,8 @@ export interface Attachment {
 
 export interface OutboundMessage {
   emailId: string;
+  /** The email's project (null for the platform's own mail): the mailer takes its send slot before claiming the email. */
+  projectId?: string | null;
 }
 
 export const emails = (p: Pick<Platform, 'store'>) => p.store.collection<EmailDoc>('emails');
@@ -81,7 +83,7 @@ export async function queueEmails(p: Platform, batch: EmailDoc[], attachments: A
   }
   await emails(p).insertMany(batch);
   for (const email of batch) {
-    if (email.status === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id });
+    if (email.status === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId });
   }
 }
 

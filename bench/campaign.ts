@@ -1,0 +1,414 @@
+/**
+ * Benchmark: one campaign to many recipients, from `POST /campaigns/:id/send` to the last email
+ * at a loopback SMTP sink, next to raw nodemailer sending the same email into the same sink in
+ * the same run.
+ *
+ *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
+ *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick]
+ *        [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *   npm run bench:campaign -- [same options]
+ *
+ * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
+ *    pooled (5 connections), TCP_NODELAY, nodemailer's built-in DKIM signing, 32 emails in
+ *    flight, the same HTML email (composed once), `--yardstick-emails` of them after a warm-up.
+ * 2. The platform, embedded, as `npm start` runs it (SMTP_URL at the sink, DNS_SERVERS at a DNS
+ *    server run here, EMAIL_RATE_PER_SECOND=`--email-rate`: the limit lifted but its bookkeeping
+ *    kept; CAMPAIGN_BATCH_SIZE=`--batch-size` when given). Over the public API: a verified user,
+ *    a project, a sending domain verified through DNS. Then the platform is stopped, and
+ *    `--recipients` + `--warmup` contacts are bulk-inserted into its store in the contact
+ *    projection's shape (data `{group, name, order}`), and it is started again on that store.
+ *    A warm-up campaign goes to the `warm` group; then the measured campaign (FILTERED:
+ *    `data.group equals "main"`) is created and sent with `POST /campaigns/:id/send` and no body.
+ *    Measured: from the send's answer to the Nth email counted by the sink (every one rendered
+ *    with the contact's data, CSS-inlined, tracked, with List-Unsubscribe, DKIM-signed), the time
+ *    to SENT, the platform's CPU and peak RSS (VmHWM) over its life.
+ * 3. Checks: the sink got each recipient exactly once, all signed; the campaign is SENT with
+ *    `recipientCount` N and `delivered` N; the first email verifies (DKIM against the published
+ *    key, CSS inlined, pixel, links rewritten, data rendered, List-Unsubscribe).
+ *
+ * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import PostalMime from 'postal-mime';
+import { v7 } from 'uuid';
+import { EmbeddedStore } from '../adapters/embedded/store.ts';
+import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
+import { startDnsServer } from '../test/harness/dns-server.ts';
+import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startChild, startPlatform, type CpuWindow } from './mail-harness.ts';
+import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+import { ROOT, cleanup, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, shellQuote, sleep, stopChild } from './common.ts';
+
+const RESULTS_FILE = join(ROOT, 'bench', 'results', 'campaign.md');
+
+const { values: args } = parseArgs({
+  options: {
+    recipients: { type: 'string', default: '100000' },
+    'yardstick-emails': { type: 'string', default: '20000' },
+    warmup: { type: 'string', default: '500' },
+    'email-rate': { type: 'string', default: '1000000' },
+    'batch-size': { type: 'string' },
+    'no-yardstick': { type: 'boolean', default: false },
+    note: { type: 'string' },
+    'no-record': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+if (args.help) {
+  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
+  process.exit(0);
+}
+const whole = (name: string, raw: string | undefined, min: number): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
+  return n;
+};
+const options = {
+  recipients: whole('recipients', args.recipients, 1),
+  yardstickEmails: whole('yardstick-emails', args['yardstick-emails'], 1),
+  warmup: whole('warmup', args.warmup, 1),
+  emailRate: whole('email-rate', args['email-rate'], 0),
+  batchSize: args['batch-size'] === undefined ? undefined : whole('batch-size', args['batch-size'], 1),
+  yardstick: !args['no-yardstick'],
+  cpuProf: args['cpu-prof']!,
+  record: !args['no-record'] && !args['cpu-prof'],
+};
+
+const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
+
+// ---- the yardstick ------------------------------------------------------------------------------
+
+interface Phase {
+  name: string;
+  emails: number;
+  seconds: number;
+  cpu: CpuWindow;
+  peakMiB: number;
+  check: { ok: boolean; text: string };
+  window: { startUs: number; endUs: number };
+  profileDir?: string;
+  loadBefore: string;
+}
+
+async function runYardstick(sink: Sink, profileRoot: string | undefined): Promise<Phase> {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const config: YardstickConfig = {
+    variant: 'dkim-nodelay',
+    smtpUrl: sink.url,
+    key: 'yd',
+    warmupKey: 'ydw',
+    count: options.yardstickEmails,
+    warmup: 200,
+    inFlight: 32,
+    poolSize: 5,
+    domain: 'yardstick.example',
+    selector: 'bench',
+    privateKeyPem: privateKey,
+    publicUrl: 'http://127.0.0.1:3000',
+  };
+  const loadBefore = loadAverage();
+  console.error(`[yardstick] nodemailer pool ×5 + DKIM + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
+  const profileDir = profileRoot && join(profileRoot, 'yardstick');
+  const proc = startChild('yardstick', 'bench/send-yardstick.ts', { ...process.env, BENCH_YARDSTICK: JSON.stringify(config) }, profileDir);
+  const sinkBefore = processCpuSeconds(sink.proc.pid);
+  const busyBefore = machineBusySeconds();
+  const startedUs = monotonicUs();
+  let peakMiB = 0;
+  const sampler = setInterval(() => {
+    try {
+      peakMiB = Math.max(peakMiB, memoryOf(proc.pid).peakMiB);
+    } catch {
+      // exited
+    }
+  }, 200);
+  const result = await messageOf<YardstickResult>(proc, 'result', 30 * 60_000);
+  clearInterval(sampler);
+  if (proc.child.exitCode === null) await new Promise<void>((resolve) => proc.child.once('exit', () => resolve()));
+  await stopChild(proc.child);
+  if (result.errors) throw new Error(`[yardstick] ${result.errors} sends failed, first: ${result.firstError}`);
+  await sink.waitFor('yd', options.yardstickEmails, 10_000);
+  await sleep(300);
+  const stats = await sink.stats('yd');
+  const seconds = ((stats.lastUs ?? result.endUs) - result.startUs) / 1e6;
+  const share = Math.min(1, seconds / ((monotonicUs() - startedUs) / 1e6));
+  const sinkCpu = (processCpuSeconds(sink.proc.pid) - sinkBefore) * share;
+  const busy = (machineBusySeconds() - busyBefore) * share;
+  const ok = stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === stats.count;
+  return {
+    name: 'raw nodemailer: pool ×5, TCP_NODELAY, built-in DKIM (yardstick)',
+    emails: options.yardstickEmails,
+    seconds,
+    cpu: { sender: result.cpuSeconds, sink: sinkCpu, self: 0, others: Math.max(0, busy - result.cpuSeconds - sinkCpu), wall: seconds },
+    peakMiB,
+    check: {
+      ok,
+      text: `yardstick: sent ${options.yardstickEmails}, sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ${stats.signed} DKIM-signed): ${ok ? 'OK' : 'MISMATCH'}`,
+    },
+    window: { startUs: result.startUs, endUs: stats.lastUs ?? result.endUs },
+    profileDir,
+    loadBefore,
+  };
+}
+
+// ---- the platform -------------------------------------------------------------------------------
+
+/** Bulk-inserts the campaign's contacts into the (stopped) platform's store, as projections. */
+async function insertContacts(dataDir: string, projectId: string): Promise<void> {
+  const store = await EmbeddedStore.open(join(dataDir, 'store')); // as runtime/embedded.ts opens it
+  try {
+    const at = Date.now() - 86_400_000;
+    let n = 0;
+    const make = (group: 'warm' | 'main', key: string, i: number): ContactDoc => {
+      const iso = new Date(at + n).toISOString();
+      const { name, order } = dataOf(i);
+      return {
+        _id: v7({ msecs: at + n, seq: n++ & 0xffff }),
+        projectId,
+        email: recipientOf(key, i),
+        subscribed: true,
+        data: { group, name, order },
+        createdAt: iso,
+        updatedAt: iso,
+      };
+    };
+    await store.collection('data_fields').insertMany(
+      ['group', 'name', 'order'].map((key) => ({ _id: `${projectId}/${key}`, projectId, key, types: ['string'] })),
+    );
+    const collection = contacts(store);
+    const batches: [('warm' | 'main'), string, number][] = [['warm', 'cw', options.warmup], ['main', 'cm', options.recipients]];
+    for (const [group, key, count] of batches) {
+      for (let i = 0; i < count; i += 10_000) {
+        await collection.insertMany(Array.from({ length: Math.min(10_000, count - i) }, (_, j) => make(group, key, i + j)));
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+interface PlatformOutcome {
+  phase: Phase;
+  sendAnsweredMs: number;
+  firstEmailS: number;
+  sentS: number;
+  startMiB: number;
+  campaign: Record<string, unknown>;
+  stats: Record<string, unknown>;
+  sampleChecks: string[];
+  logTail: string;
+  logLines: number;
+}
+
+async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise<PlatformOutcome> {
+  const dns = await startDnsServer();
+  onCleanup(() => dns.close());
+  const settings: Record<string, string> = {
+    EMAIL_RATE_PER_SECOND: String(options.emailRate),
+    ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
+  };
+  const first = await startPlatform(sink, dns, undefined, settings);
+  const { secretKey, domain, projectId } = await setUp(first, sink, dns);
+  await stopChild(first.proc.child);
+  console.error(`[platform] inserting ${options.warmup} + ${options.recipients} contacts into its store`);
+  await insertContacts(first.dataDir, projectId);
+  const loadBefore = loadAverage();
+  const profileDir = profileRoot && join(profileRoot, 'platform');
+  const platform = await startPlatform(sink, dns, profileDir, settings, first.dataDir);
+  const as = { auth: secretKey };
+  const { api } = platform;
+  try {
+    const campaign = async (group: string) => {
+      const created = await api.post(
+        '/campaigns',
+        {
+          name: `Bench ${group}`,
+          subject: SUBJECT,
+          body: BODY,
+          from: `hello@${domain}`,
+          fromName: SENDER_NAME,
+          audienceType: 'FILTERED',
+          audienceCondition: { logic: 'AND', groups: [{ filters: [{ field: 'data.group', operator: 'equals', value: group }] }] },
+        },
+        as,
+      );
+      if (created.status !== 200) throw new Error(`creating the campaign failed (${created.status}): ${JSON.stringify(created.body)}`);
+      return created.body.data.id as string;
+    };
+    const waitSent = async (id: string, timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await api.get(`/campaigns/${id}`, as);
+        if (res.body.data?.status === 'SENT') return res.body.data as Record<string, unknown>;
+        if (Date.now() > deadline) throw new Error(`campaign ${id} not SENT within ${timeoutMs / 1000} s: ${JSON.stringify(res.body.data)}`);
+        await sleep(250);
+      }
+    };
+
+    console.error(`[platform] warm-up campaign: ${options.warmup} recipients`);
+    const warm = await campaign('warm');
+    const warmSent = await api.post(`/campaigns/${warm}/send`, undefined, as);
+    if (warmSent.status !== 200) throw new Error(`sending the warm-up campaign failed (${warmSent.status}): ${JSON.stringify(warmSent.body)}`);
+    await sink.waitFor('cw', options.warmup, 60_000);
+    await waitSent(warm, 60_000);
+
+    const id = await campaign('main');
+    const startMiB = memoryOf(platform.proc.pid).rssMiB;
+    console.error(`[platform] measured campaign: ${options.recipients} recipients (load average ${loadBefore})`);
+    const before = cpuSnapshot(platform.proc.pid, sink.proc.pid);
+    const sent = await api.post(`/campaigns/${id}/send`, undefined, as); // no body: "send now"
+    const answeredUs = monotonicUs();
+    if (sent.status !== 200) throw new Error(`sending the campaign failed (${sent.status}): ${JSON.stringify(sent.body)}`);
+    let reached: ReturnType<typeof cpuSnapshot> | undefined;
+    await sink.waitFor('cm', options.recipients, 120_000, () => {
+      reached = cpuSnapshot(platform.proc.pid, sink.proc.pid);
+    });
+    const done = await waitSent(id, 120_000);
+    const sentUs = monotonicUs();
+    await sleep(1_000); // a late duplicate would show here
+    const stats = await sink.stats('cm', true);
+    const { peakMiB } = memoryOf(platform.proc.pid);
+    const campaignStats = (await api.get(`/campaigns/${id}/stats`, as)).body.data as Record<string, unknown>;
+    const endUs = stats.lastUs ?? monotonicUs();
+    const seconds = (endUs - before.atUs) / 1e6;
+    const cpu = cpuWindow(before, reached!);
+
+    const expected = new Set(Array.from({ length: options.recipients }, (_, i) => recipientOf('cm', i)));
+    const received = stats.recipients ?? [];
+    const strangers = received.filter((r) => !expected.has(r)).length;
+    const ok =
+      stats.count === options.recipients &&
+      stats.distinct === options.recipients &&
+      stats.duplicates === 0 &&
+      strangers === 0 &&
+      stats.signed === stats.count &&
+      done.recipientCount === options.recipients &&
+      campaignStats.delivered === options.recipients;
+    const sampleChecks = await checkSample(stats.sample, domain, dns, platform.url);
+    const parsed = stats.sample ? await PostalMime.parse(Buffer.from(stats.sample, 'base64')) : undefined;
+    const unsubscribe = parsed?.headers.find((h) => h.key === 'list-unsubscribe')?.value ?? '';
+    sampleChecks.push(`${unsubscribe.includes(`${platform.url}/`) ? 'OK' : 'FAILED'}: List-Unsubscribe header (marketing mail)`);
+    return {
+      phase: {
+        name: '**platform** (embedded): campaign send → Nth email at the sink',
+        emails: stats.count,
+        seconds,
+        cpu,
+        peakMiB,
+        check: {
+          ok: ok && sampleChecks.every((c) => c.startsWith('OK')),
+          text:
+            `platform: campaign to ${options.recipients} contacts; the sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ` +
+            `${strangers} not in the audience, ${stats.signed} DKIM-signed); campaign ${done.status}, recipientCount ${done.recipientCount}; stats ${JSON.stringify(campaignStats)}: ` +
+            (ok ? 'OK' : 'MISMATCH'),
+        },
+        window: { startUs: before.atUs, endUs },
+        profileDir,
+        loadBefore,
+      },
+      sendAnsweredMs: (answeredUs - before.atUs) / 1000,
+      firstEmailS: ((stats.firstUs ?? endUs) - before.atUs) / 1e6,
+      sentS: (sentUs - before.atUs) / 1e6,
+      startMiB,
+      campaign: done,
+      stats: campaignStats,
+      sampleChecks,
+      logTail: platform.proc.logTail(),
+      logLines: platform.proc.logLines(),
+    };
+  } catch (err) {
+    console.error(`[platform] failed; last output:\n${platform.proc.logTail()}`);
+    throw err;
+  } finally {
+    await stopChild(platform.proc.child);
+  }
+}
+
+// ---- report -------------------------------------------------------------------------------------
+
+function table(yardstick: Phase | undefined, platform: PlatformOutcome): string {
+  const rate = (p: Phase) => p.emails / p.seconds;
+  const rows = [yardstick, platform.phase].filter((p): p is Phase => p !== undefined);
+  const lines = [
+    '| sender → loopback sink | emails | emails/s | × yardstick | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      (p) =>
+        `| ${p.name} | ${p.emails} | ${fmt(rate(p), 0)} | ${yardstick ? `${fmt(rate(p) / rate(yardstick), 2)}×` : 'n/a'} | ${fmt((1000 * p.cpu.sender) / p.emails, 3)} | ` +
+        `${fmt(p.cpu.sender / p.cpu.wall, 2)} | ${fmt((1000 * p.cpu.sink) / p.emails, 3)} | ${fmt(p.cpu.others / p.cpu.wall, 2)} | ${fmt(p.peakMiB, 0)} |`,
+    ),
+    '',
+    '| campaign (embedded platform) | value |',
+    '| --- | ---: |',
+    `| recipients | ${platform.phase.emails} |`,
+    `| POST /campaigns/:id/send answered (ms) | ${fmt(platform.sendAnsweredMs, 0)} |`,
+    `| first email at the sink (s after the send) | ${fmt(platform.firstEmailS, 2)} |`,
+    `| Nth email at the sink (s) | ${fmt(platform.phase.seconds, 1)} |`,
+    `| campaign SENT seen (s) | ${fmt(platform.sentS, 1)} |`,
+    `| **emails/s, send → Nth email at the sink** | **${fmt(rate(platform.phase), 0)}** |`,
+    `| platform CPU per email (ms; campaign batches, mailer, results) | ${fmt((1000 * platform.phase.cpu.sender) / platform.phase.emails, 3)} |`,
+    `| RSS before the send / peak RSS over its life, VmHWM (MiB) | ${fmt(platform.startMiB, 0)} / ${fmt(platform.phase.peakMiB, 0)} |`,
+  ];
+  return lines.join('\n');
+}
+
+async function main(): Promise<number> {
+  const facts = machineFacts();
+  const startedAt = new Date();
+  const profileRoot = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
+  const sink = await Sink.start();
+  console.error(`[sink] listening on ${sink.url}`);
+  const yardstick = options.yardstick ? await runYardstick(sink, profileRoot) : undefined;
+  if (yardstick) console.error(`[yardstick] ${fmt(yardstick.emails / yardstick.seconds, 0)} emails/s`);
+  const platform = await runPlatform(sink, profileRoot);
+  console.error(`[platform] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+
+  const checks = [...(yardstick ? [yardstick.check] : []), platform.phase.check];
+  const details = [
+    ...checks.map((c) => c.text),
+    `platform sample (the first email as received): ${platform.sampleChecks.join('; ')}`,
+    `load average before: ${yardstick ? `yardstick ${yardstick.loadBefore}; ` : ''}platform ${platform.phase.loadBefore}; the platform printed ${platform.logLines} log lines at warn and above`,
+  ];
+  const markdown = table(yardstick, platform);
+  console.log(`\n${markdown}\n`);
+  for (const line of details) console.log(`- ${line}`);
+  if (platform.logLines) console.log(`\nlast lines the platform printed:\n${platform.logTail}`);
+  if (profileRoot) printProfiles([...(yardstick ? [yardstick] : []), platform.phase] as never);
+
+  if (options.record) {
+    const argv = process.argv.slice(2).map(shellQuote).join(' ');
+    const section = [
+      `## ${startedAt.toISOString().replace(/\.\d+Z$/, 'Z')}`,
+      '',
+      `- command: \`npm run bench:campaign${argv ? ` -- ${argv}` : ''}\``,
+      `- config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
+        `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
+      `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
+      ...(args.note ? [`- note: ${args.note}`] : []),
+      '',
+      markdown,
+      '',
+      ...details.map((line) => `- ${line}`),
+      '',
+    ].join('\n');
+    appendFileSync(RESULTS_FILE, `\n${section}`);
+    console.error(`appended to ${RESULTS_FILE}`);
+  }
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+let exitCode = 1;
+try {
+  exitCode = await main();
+} catch (err) {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);

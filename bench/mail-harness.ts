@@ -1,0 +1,482 @@
+/**
+ * What the mail benchmarks (bench/send.ts, bench/campaign.ts) share: their child processes with
+ * an IPC channel (the sink, yardsticks, the platform), the sink's counts, CPU windows, starting
+ * and setting up the embedded platform over its public API (a verified user, a project, a
+ * verified sending domain), and the summary of --cpu-prof profiles by bucket.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Resolver } from 'node:dns/promises';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { authenticate } from 'mailauth';
+import PostalMime from 'postal-mime';
+import { ApiClient } from '../test/harness/client.ts';
+import type { DnsServer } from '../test/harness/dns-server.ts';
+import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
+import { ROOT, adoptChild, freePort, machineBusySeconds, monotonicUs, processCpuSeconds, shortUrl, sleep, tempDir } from './common.ts';
+import { recipientOf, type SinkStats } from './send-shared.ts';
+
+export interface Child {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  logLines(): number;
+  logTail(): string;
+}
+
+/**
+ * `node [--cpu-prof] --import tsx --import ./bench/orphan-guard.ts <script>` with an IPC channel.
+ * The orphan guard ends the child if this process dies without stopping it.
+ */
+export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string): Child {
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', './bench/orphan-guard.ts', script], {
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+  });
+  adoptChild(child);
+  let lines = 0;
+  let tail: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line) continue;
+      lines++;
+      tail.push(line);
+      if (tail.length > 20) tail = tail.slice(-20);
+    }
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  return { name, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
+}
+
+/** A child's first IPC message of `type`; rejects if it exits first. */
+export function messageOf<T>(c: Child, type: string, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (msg: { type?: string }) => {
+      if (msg?.type !== type) return;
+      done();
+      resolve(msg as T);
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      done();
+      reject(new Error(`${c.name} exited (${code ?? signal}) before sending "${type}":\n${c.logTail()}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${c.name} sent no "${type}" within ${timeoutMs / 1000} s:\n${c.logTail()}`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      c.child.off('message', onMessage);
+      c.child.off('exit', onExit);
+    };
+    c.child.on('message', onMessage);
+    c.child.once('exit', onExit);
+  });
+}
+
+// ---- the sink -----------------------------------------------------------------------------------
+
+export class Sink {
+  readonly #pending = new Map<number, (stats: SinkStats) => void>();
+  #next = 1;
+
+  readonly proc: Child;
+  readonly port: number;
+
+  private constructor(proc: Child, port: number) {
+    this.proc = proc;
+    this.port = port;
+    proc.child.on('message', (msg: { id?: number; stats?: SinkStats }) => {
+      if (msg?.id === undefined || !msg.stats) return;
+      this.#pending.get(msg.id)?.(msg.stats);
+      this.#pending.delete(msg.id);
+    });
+  }
+
+  static async start(): Promise<Sink> {
+    const proc = startChild('sink', 'bench/send-sink.ts', { ...process.env });
+    const { port } = await messageOf<{ port: number }>(proc, 'ready', 60_000);
+    return new Sink(proc, port);
+  }
+
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  stats(key: string, detail = false): Promise<SinkStats> {
+    if (this.proc.child.exitCode !== null) return Promise.reject(new Error(`the sink exited:\n${this.proc.logTail()}`));
+    const id = this.#next++;
+    return new Promise((resolve) => {
+      this.#pending.set(id, resolve);
+      this.proc.child.send({ id, type: 'stats', key, detail });
+    });
+  }
+
+  /**
+   * Polls until `key` has counted `count` messages; gives up once nothing new arrived for
+   * `stallMs` (the caller's count check then fails). `onReached` runs as soon as it is seen.
+   */
+  async waitFor(key: string, count: number, stallMs: number, onReached?: () => void): Promise<SinkStats> {
+    let last = await this.stats(key);
+    let lastChange = Date.now();
+    while (last.count < count && Date.now() - lastChange < stallMs) {
+      await sleep(20);
+      const now = await this.stats(key);
+      if (now.count !== last.count) lastChange = Date.now();
+      last = now;
+    }
+    onReached?.();
+    return last;
+  }
+}
+
+
+export interface CpuSnapshot {
+  sender: number;
+  sink: number;
+  self: number;
+  machineBusy: number;
+  atUs: number;
+}
+
+export const cpuSnapshot = (senderPid: number, sinkPid: number): CpuSnapshot => ({
+  sender: processCpuSeconds(senderPid),
+  sink: processCpuSeconds(sinkPid),
+  self: processCpuSeconds('self'),
+  machineBusy: machineBusySeconds(),
+  atUs: monotonicUs(),
+});
+
+export interface CpuWindow {
+  /** CPU seconds in the window. */
+  sender: number;
+  sink: number;
+  self: number;
+  /** The rest of the machine's busy CPU seconds (other processes: the noise). */
+  others: number;
+  wall: number;
+}
+
+export function cpuWindow(a: CpuSnapshot, b: CpuSnapshot, senderSeconds?: number): CpuWindow {
+  const sender = senderSeconds ?? b.sender - a.sender;
+  const sink = b.sink - a.sink;
+  const self = b.self - a.self;
+  const busy = b.machineBusy - a.machineBusy;
+  return { sender, sink, self, others: Math.max(0, busy - sender - sink - self), wall: (b.atUs - a.atUs) / 1e6 };
+}
+
+
+
+
+export interface SinkPhase {
+  name: string;
+  emails: number;
+  /** Emails ÷ seconds from the first send (or acceptance) to the last email counted by the sink. */
+  seconds: number;
+  cpu: CpuWindow;
+  stats: SinkStats;
+  check: { ok: boolean; text: string };
+  loadBefore: string;
+  window: { startUs: number; endUs: number };
+  profileDir?: string;
+}
+
+
+export interface Platform {
+  proc: Child;
+  url: string;
+  api: ApiClient;
+  dataDir: string;
+}
+
+export async function startPlatform(
+  sink: Sink,
+  dnsServer: DnsServer,
+  profileDir: string | undefined,
+  settings: Record<string, string>,
+  dataDir?: string,
+): Promise<Platform> {
+  dataDir ??= await tempDir('mailroom-bench-send-');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    PUBLIC_URL: url,
+    DATA_DIR: dataDir,
+    SMTP_URL: sink.url,
+    DNS_SERVERS: dnsServer.address,
+    API_RATE_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    ...settings,
+  };
+  // Embedded mode, whatever the calling shell has set.
+  for (const key of ['MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL', 'LINK_SECRET', 'SYSTEM_FROM']) delete env[key];
+  const proc = startChild('platform', 'apps/api/main.ts', env, profileDir);
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
+      throw new Error(`the platform exited (${proc.child.exitCode ?? proc.child.signalCode}) before answering /health:\n${proc.logTail()}`);
+    }
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the platform did not answer /health within 90 s:\n${proc.logTail()}`);
+    await sleep(100);
+  }
+  return { proc, url, api: new ApiClient(url), dataDir };
+}
+
+/**
+ * A verified user (through the verification email the sink receives), a project, and a sending
+ * domain verified through the DNS server, all over the public API. Returns the secret key and
+ * the sending domain.
+ */
+export async function setUp(platform: Platform, sink: Sink, dnsServer: DnsServer): Promise<{ secretKey: string; domain: string; projectId: string }> {
+  const { api } = platform;
+  const email = recipientOf('owner', 1);
+  const password = 'bench password 1234';
+  const signup = await api.post('/auth/signup', { email, password });
+  if (signup.status !== 201) throw new Error(`signup failed (${signup.status}): ${JSON.stringify(signup.body)}`);
+  const mail = await sink.waitFor('owner', 1, 30_000);
+  if (!mail.sample) throw new Error(`no verification email reached the sink:\n${platform.proc.logTail()}`);
+  const parsed = await PostalMime.parse(Buffer.from(mail.sample, 'base64'));
+  const link = /https?:\/\/\S+\/auth\/verify\?token=[\w%-]+/.exec(parsed.text ?? '')?.[0];
+  if (!link) throw new Error('no verification link in the verification email');
+  const verified = await api.get(link.slice(link.indexOf('/auth/')));
+  if (verified.status !== 200) throw new Error(`email verification failed (${verified.status}): ${JSON.stringify(verified.body)}`);
+  const login = await api.post('/auth/login', { email, password });
+  if (login.status !== 200) throw new Error(`login failed (${login.status}): ${JSON.stringify(login.body)}`);
+  const as = { auth: login.body.data.token as string };
+  const project = await api.post('/projects', { name: 'Mail benchmark' }, as);
+  if (project.status !== 201) throw new Error(`project creation failed (${project.status}): ${JSON.stringify(project.body)}`);
+  const domain = `bench-${Date.now().toString(36)}.example`;
+  const added = await api.post('/domains', { projectId: project.body.data.id, domain }, as);
+  if (added.status !== 201) throw new Error(`adding ${domain} failed (${added.status}): ${JSON.stringify(added.body)}`);
+  publishRecords(dnsServer, added.body.data.records as DomainRecord[]);
+  const verify = await api.get(`/domains/${added.body.data.id}/verify`, as);
+  if (verify.status !== 200 || verify.body.data.verified !== true) throw new Error(`verifying ${domain} failed: ${JSON.stringify(verify.body)}`);
+  return { secretKey: project.body.data.secretKey as string, domain, projectId: project.body.data.id as string };
+}
+
+
+export async function quiesce(pid: number, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let last = processCpuSeconds(pid);
+  while (Date.now() < deadline) {
+    await sleep(500);
+    const now = processCpuSeconds(pid);
+    if (now - last < 0.03) return; // < 6% of a core over half a second
+    last = now;
+  }
+}
+
+
+export interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+export interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * The top functions and modules of a .cpuprofile over a window (monotonic µs, the clock V8 stamps
+ * samples with): self time by module and function, inclusive time by module (a sample counts once
+ * for every module on its stack) and inclusive time of the repo's functions. Async hops (streams,
+ * promises, setImmediate) cut stacks, so inclusive times are lower bounds.
+ */
+export function summarizeProfile(file: string, window: { startUs: number; endUs: number }, emails: number): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const hits = new Map<number, number>();
+  let at = profile.startTime;
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < window.startUs || at > window.endUs) continue;
+    hits.set(profile.samples[i], (hits.get(profile.samples[i]) ?? 0) + 1);
+    total++;
+  }
+  if (total === 0) return '(no samples in the measured window)';
+  const label = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = shortUrl(url);
+    // tsx hands V8 transformed code, so the line numbers of the repo's .ts files are not theirs.
+    const line = /\.[cm]?ts$/.test(where) ? '' : `:${lineNumber + 1}`;
+    return `${functionName || '(anonymous)'} ${where ? `${where}${line}` : ''}`.trim();
+  };
+  const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
+  const selfByFunction = new Map<string, number>();
+  const selfByModule = new Map<string, number>();
+  const inclusiveByModule = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  for (const [id, n] of hits) {
+    const node = byId.get(id)!;
+    add(selfByFunction, label(node), n);
+    add(selfByModule, moduleOf(node.callFrame.url, node.callFrame.functionName), n);
+    const seenModules = new Set<string>();
+    const seenFunctions = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const frame = byId.get(cur)!;
+      const { url, functionName } = frame.callFrame;
+      if (functionName === '(root)') continue;
+      const module = moduleOf(url, functionName);
+      if (!seenModules.has(module)) {
+        seenModules.add(module);
+        add(inclusiveByModule, module, n);
+      }
+      if (!url.startsWith('file://') || url.includes('/node_modules/')) continue;
+      const key = label(frame);
+      if (!seenFunctions.has(key)) {
+        seenFunctions.add(key);
+        add(inclusive, key, n);
+      }
+    }
+  }
+  const top = (map: Map<string, number>, n: number) =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([key, count]) => `  ${((100 * count) / total).toFixed(1).padStart(5)}%  ${key}`)
+      .join('\n');
+  /** A write syscall on a socket (not the journal's fs write): the kernel's TCP work, mostly. */
+  const isSocketWrite = (id: number) => {
+    if (!/^(writeBuffer|writev|writeUtf8String|writeLatin1String|writeAsciiString)$/.test(byId.get(id)!.callFrame.functionName)) return false;
+    let cur = parent.get(id);
+    for (let depth = 0; cur !== undefined && depth < 6; depth++, cur = parent.get(cur)) {
+      const url = byId.get(cur)!.callFrame.url;
+      if (url === 'node:net' || url === 'node:internal/stream_base_commons') return true;
+      if (url === 'node:fs') return false;
+    }
+    return false;
+  };
+  // Buckets: each sample goes to the innermost frame that names one (see BUCKETS); store samples
+  // are also split by the first bucket above the store on their stack (who asked for the write).
+  const buckets = new Map<string, number>();
+  const storeCallers = new Map<string, number>();
+  for (const [id, n] of hits) {
+    let bucket: string | undefined;
+    let caller: string | undefined;
+    if (isSocketWrite(id)) bucket = SOCKET_WRITES;
+    for (let cur: number | undefined = bucket ? undefined : id; cur !== undefined; cur = parent.get(cur)) {
+      const frame = byId.get(cur)!.callFrame;
+      const b = bucketOf(frame.url, frame.functionName);
+      if (!b) continue;
+      if (!bucket) {
+        bucket = b;
+        if (b !== STORE) break;
+      } else if (b !== STORE) {
+        caller = b;
+        break;
+      }
+    }
+    add(buckets, bucket ?? 'other (node internals, native, unattributed async callbacks)', n);
+    if (bucket === STORE) add(storeCallers, caller ?? '(async: no caller on the stack)', n);
+  }
+  const meanDeltaMs = profile.timeDeltas.reduce((a, b) => a + b, 0) / Math.max(1, profile.timeDeltas.length) / 1000;
+  const perEmail = (count: number) => (emails ? ` ${((count * meanDeltaMs) / emails).toFixed(3).padStart(6)} ms/email` : '');
+  const bucketLines = (map: Map<string, number>, indent: string) =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([key, count]) => `${indent}${((100 * count) / total).toFixed(1).padStart(5)}%${perEmail(count)}  ${key}`)
+      .join('\n');
+  return [
+    `${total} samples in the measured window (idle samples included: "(idle)", "(program)"), ${meanDeltaMs.toFixed(2)} ms apart on average`,
+    `where the time went (each sample to the innermost frame naming a bucket; ms/email = samples × interval ÷ ${emails} emails, under the profiler):\n${bucketLines(buckets, '  ')}`,
+    `  the store's share above, by the bucket that called it:\n${bucketLines(storeCallers, '      ')}`,
+    `self time by module:\n${top(selfByModule, 18)}`,
+    `inclusive time by module (once per sample per module on the stack):\n${top(inclusiveByModule, 25)}`,
+    `self time by function:\n${top(selfByFunction, 30)}`,
+    `inclusive time of the repo's functions:\n${top(inclusive, 30)}`,
+  ].join('\n');
+}
+
+export const STORE = 'store (embedded store, journal, mingo)';
+export const SOCKET_WRITES = 'socket writes (write/writev syscalls: the kernel TCP work of both ends, mostly)';
+
+/** Buckets of --cpu-prof summaries; for a frame, the first whose pattern matches its URL. */
+export const BUCKETS: [string, RegExp][] = [
+  ['compose: juice (CSS inlining)', /node_modules\/juice\//],
+  ['compose: html-to-text (text part)', /node_modules\/html-to-text\//],
+  ['compose: template, links, tracking', /\/(apps\/mailer\/compose|domain\/mail\/links|domain\/templates\/render)\.ts$/],
+  ['nodemailer: DKIM (body hash, sign)', /node_modules\/nodemailer\/dist\/\w+\/dkim\//],
+  ['nodemailer: building the MIME message', /node_modules\/nodemailer\/dist\/\w+\/(mime-node|mail-composer|mailer|stream-transport|mime-funcs|qp|base64|addressparser|shared|punycode)\//],
+  ['nodemailer: SMTP client (pool, connection, data stream)', /node_modules\/nodemailer\/dist\/\w+\/(smtp-pool|smtp-connection|smtp-transport)\//],
+  ['mailer: transport.ts (compile, terminator hold)', /\/apps\/mailer\/transport\.ts$/],
+  ['mailer: deliver (claims, checks, breaker)', /(\/apps\/mailer\/(mailer|message)\.ts$|node_modules\/opossum\/)/],
+  ['pub/sub (embedded queue)', /\/adapters\/embedded\/(pubsub|timer-queue)\.ts$/],
+  ['results: contact actor, email events', /(\/actors\/|\/adapters\/embedded\/actor-host\.ts$|\/domain\/(mail\/results|events\/))/],
+  ['acceptance: HTTP, auth, validation, send service, contacts', /(\/apps\/api\/|\/domain\/(send|contacts|accounts|idempotency|domains)|node_modules\/(express|router|body-parser|raw-body|zod|finalhandler|send|serve-static|iconv-lite|qs|type-is|content-type)\/)/],
+  [STORE, /(\/adapters\/embedded\/(store|store-index|journal)\.ts$|node_modules\/mingo\/)/],
+  ['smtp-server (the sink)', /node_modules\/smtp-server\//],
+];
+
+export function bucketOf(url: string, functionName: string): string | undefined {
+  if (functionName === '(garbage collector)') return 'garbage collector';
+  if (functionName === '(idle)' || functionName === '(program)') return 'idle, (program)';
+  if (!url) return undefined;
+  for (const [bucket, pattern] of BUCKETS) if (pattern.test(url)) return bucket;
+  return undefined;
+}
+
+
+/** npm packages by name (nodemailer by its internal module), repo files by top two path parts. */
+export function moduleOf(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
+  if (url.startsWith('node:')) return 'node: internals';
+  const path = shortUrl(url);
+  const nodemailer = /node_modules\/nodemailer\/dist\/\w+\/([^/]+)/.exec(path);
+  if (nodemailer) return `npm: nodemailer/${nodemailer[1]}`;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg) return `npm: ${pkg[1]}`;
+  return path.split('/').slice(0, 2).join('/');
+}
+
+export function printProfiles(phases: SinkPhase[]): void {
+  for (const phase of phases) {
+    if (!phase.profileDir) continue;
+    const files = existsSync(phase.profileDir) ? readdirSync(phase.profileDir).filter((f) => f.endsWith('.cpuprofile')) : [];
+    for (const file of files) {
+      console.log(`\nCPU profile of ${phase.name}: ${join(phase.profileDir, file)}\n${summarizeProfile(join(phase.profileDir, file), phase.window, phase.emails)}`);
+    }
+    if (!files.length) console.log(`\nno CPU profile was written for ${phase.name}`);
+  }
+}
+
+/** One accepted email as the sink got it: DKIM passes against the published key; CSS inlined; tracked. */
+export async function checkSample(sampleB64: string | null, domain: string, dnsServer: DnsServer, publicUrl: string): Promise<string[]> {
+  if (!sampleB64) return ['FAILED: no sample message'];
+  const raw = Buffer.from(sampleB64, 'base64');
+  const parsed = await PostalMime.parse(raw);
+  const html = parsed.html ?? '';
+  const resolver = new Resolver();
+  resolver.setServers([dnsServer.address]);
+  const auth = await authenticate(raw, {
+    resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
+    sender: `hello@${domain}`,
+    ip: '127.0.0.1',
+    helo: 'localhost',
+    mta: 'sink.bench',
+  });
+  const dkim = auth.dkim.results[0];
+  const mark = (ok: boolean, what: string) => `${ok ? 'OK' : 'FAILED'}: ${what}`;
+  return [
+    mark(dkim?.signingDomain === domain && dkim?.status.result === 'pass', `DKIM of the first email: ${dkim?.status.result ?? 'no signature'} (d=${dkim?.signingDomain ?? '-'})`),
+    mark(/<h1 style="[^"]*font-size/.test(html), 'CSS inlined by juice (<h1 style="…font-size…">)'),
+    mark(html.includes(`${publicUrl}/t/open/`), 'open pixel present'),
+    mark((html.match(new RegExp(`${publicUrl}/t/click/`, 'g')) ?? []).length === 3, 'all three links rewritten to click URLs'),
+    mark(/Customer \d+/i.test(parsed.text ?? '') && /A-1\d{5}/.test(parsed.subject ?? ''), 'template data rendered (subject, text part)'),
+  ];
+}

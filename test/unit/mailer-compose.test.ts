@@ -1,0 +1,79 @@
+// A body inlined once (CSS by juice) renders exactly as inlining each rendered email would.
+import juice from 'juice';
+import { describe, expect, it } from 'vitest';
+import { compose, inlineTemplate } from '../../apps/mailer/compose.ts';
+import { emailLinks } from '../../domain/mail/links.ts';
+import type { EmailDoc } from '../../domain/mail/outbound.ts';
+import { renderTemplate, templateScope } from '../../domain/templates/render.ts';
+
+const STYLE = '<style>p { color: #222; } .big { font-size: 20px; } #top { margin: 0; } a.cta { color: red; } td { padding: 4px; }</style>';
+const page = (body: string) => `<!doctype html><html><head><meta charset="utf-8">${STYLE}</head><body>${body}</body></html>`;
+
+const VALUES: Record<string, unknown>[] = [
+  { name: 'Ann', plan: 'pro', url: 'https://shop.example/a?b=1&c=2' },
+  { name: `O'Brien & <Sons> "quoted"`, plan: 'big', url: 'javascript:alert(1)' },
+  { name: '{{plan}}', plan: '', url: '' },
+  { name: 'Zoë 🎉 ✓', plan: 'top', url: 'https://x.example/' },
+  {},
+];
+
+describe('inlining a body once (apps/mailer/compose.ts)', () => {
+  it('renders as juice on each rendered email, for tags in text, in links and with fallbacks', () => {
+    const bodies = [
+      page('<p class="big">Hi {{name ?? there}},</p><p>Your plan: <b>{{plan}}</b>.</p>'),
+      page('<p id="top"><a class="cta" href="{{url ?? https://shop.example}}" title="For {{name}}">Go</a></p><table><tr><td>{{plan ?? "none {yet}"}}</td></tr></table>'),
+      page('<p>{{{name}}} and {{ unknown }} and {{name??"a}}b"}} {{ broken</p>'),
+      '<p>No document around {{name}}</p><style>p{color:blue}</style>',
+      page('<p>Nothing to render</p>'),
+    ];
+    for (const body of bodies) {
+      const template = inlineTemplate(body);
+      expect(template, body).not.toBeNull();
+      for (const values of VALUES) {
+        const scope = templateScope(values, { email: 'a@b.example' });
+        expect(renderTemplate(template!, scope, 'html'), `${body} with ${JSON.stringify(values)}`).toBe(juice(renderTemplate(body, scope, 'html')));
+      }
+    }
+  });
+
+  it('leaves to per-email inlining a body whose tags CSS could see', () => {
+    for (const body of [
+      page('<p class="{{plan}}">x</p>'),
+      page('<p id="{{name}}">x</p>'),
+      page('<p style="color: {{color}}">x</p>'),
+      page('<p {{attr}}="1">x</p>'),
+      page('<{{tag}}>x</{{tag}}>'),
+      `<style>.{{plan}} { color: red }</style><p class="pro">x</p>`,
+      page('<!-- {{name}} --><p>x</p>'),
+      page('<p><a href="https://x.example" title="{{name}}">x</a></p>'),
+      page('<p><a href="https://x.example" title={{name}}>x</a></p>'),
+    ]) {
+      expect(inlineTemplate(body), body).toBeNull();
+    }
+  });
+
+  it('gives every email of a repeated body the same HTML whichever way it was inlined', () => {
+    const key = Buffer.alloc(32, 7);
+    const html = page('<p class="big">Hi {{name ?? there}}</p><p><a class="cta" href="https://shop.example/{{plan}}">Shop</a></p>');
+    const email = (n: number): EmailDoc => ({
+      _id: `e${n}`,
+      projectId: 'p',
+      contactId: `c${n}`,
+      kind: 'marketing',
+      source: 'campaign',
+      to: `r${n}@x.example`,
+      from: 'news@shop.example',
+      subject: 'Hi {{name}}',
+      html,
+      vars: VALUES[n % VALUES.length] as EmailDoc['vars'],
+      status: 'QUEUED',
+      createdAt: '2026-01-01T00:00:00.000Z',
+    });
+    // First sight: per email. Second: inlined once and checked against per email. Then inlined.
+    const first = [0, 1, 2, 3, 4].map((n) => compose(email(n), emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
+    const again = [0, 1, 2, 3, 4].map((n) => compose(email(n), emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
+    expect(again).toEqual(first);
+    expect(first[1].html).toContain('O&#39;Brien &amp; &lt;Sons&gt;');
+    expect(first[0].html).toMatch(/<p class="big" style="[^"]*font-size: 20px/);
+  });
+});
