@@ -7,6 +7,8 @@
 //
 //   FUZZ_MAX_EXAMPLES   cases per operation and phase (default 50: about a minute on two cores)
 //   FUZZ_SEED           schemathesis seed, to replay a run (CI=true: a fixed one, so CI is repeatable)
+//   FUZZ_CHECKS         schemathesis checks (default: server errors, response schema, documented
+//                       status, content type; `all` adds its stricter and stateful ones)
 //   FUZZ_KEEP=1         keep the data directory (server log: DATA_DIR/server.log)
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -75,7 +77,7 @@ try {
   const args = [
     '--config-file', configFile,
     'run', `${url}/openapi.json`,
-    '--checks', 'not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance',
+    '--checks', process.env.FUZZ_CHECKS ?? 'not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance',
     '--phases', 'examples,coverage,fuzzing',
     '--max-examples', process.env.FUZZ_MAX_EXAMPLES ?? '50',
     '--workers', '2',

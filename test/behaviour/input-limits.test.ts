@@ -180,6 +180,20 @@ describe('input limits', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it('a JSON body that is not an object (null, an array, a string) is a 422 on body and does nothing', async () => {
+    // Found by the fuzzer: `null` was read as `{}`, and POST /campaigns/:id/send with it sent the campaign.
+    const campaign = await project.api.post('/campaigns', { name: 'Not yet', subject: 's', body: '<p>b</p>', from, audienceType: 'ALL' });
+    expect(campaign.status).toBe(200);
+    const before = await counts();
+    const json = { 'content-type': 'application/json' };
+    for (const raw of ['null', '[]', '"x"', '42']) {
+      expectRefused(await project.api.post(`/campaigns/${campaign.body.data.id}/send`, undefined, { raw, headers: json }), 422, 'body');
+      expectRefused(await project.api.post('/contacts', undefined, { raw, headers: json }), 422, 'body');
+    }
+    expect((await project.api.get(`/campaigns/${campaign.body.data.id}`)).body.data.status).toBe('DRAFT');
+    expect(await counts()).toEqual(before);
+  });
+
   it(`CSV import: a file over 5 MB is a 413, over ${LIMITS.csvRows} rows a 422 on file; no job, no contacts`, async () => {
     const before = await counts();
     const upload = (csv: string) => {

@@ -72,7 +72,8 @@ function uploadOf(upload: NonNullable<RouteSpec['upload']>): RequestHandler {
 
 function validate(schema: z.ZodType | undefined, value: unknown, prefix: string): unknown {
   if (!schema) return undefined;
-  const parsed = schema.safeParse(value ?? {});
+  // Absent is empty; a JSON `null` body is not an empty object and is refused like any non-object.
+  const parsed = schema.safeParse(value === undefined ? {} : value);
   if (parsed.success) return parsed.data;
   throw new AppError('VALIDATION_ERROR', 'Request validation failed', {
     fieldErrors: fieldErrors(parsed.error, prefix),
