@@ -52,7 +52,6 @@ export interface ExecutionDoc extends Doc {
   /** When the execution's reminder is due (a WAITING one wakes then). */
   wakeAt: string | null;
   reason: string | null;
-  triggerEventId: string;
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
@@ -86,7 +85,6 @@ export async function ensureWorkflowIndexes(store: DocumentStore): Promise<void>
   await store.ensureIndexes('workflow_executions', [
     { keys: { workflowId: 1, status: 1 } },
     { keys: { contactId: 1, status: 1 } },
-    { keys: { status: 1 } },
   ]);
   await store.ensureIndexes('workflow_entries', [{ keys: { workflowId: 1 } }]);
 }
@@ -101,7 +99,6 @@ export const executionDoc = (id: string, s: ExecutionState): ExecutionDoc => ({
   waitingFor: s.status === 'WAITING' ? (s.wait?.eventName ?? null) : null,
   wakeAt: s.wait?.until ?? null,
   reason: s.reason,
-  triggerEventId: s.trigger.eventId,
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
   completedAt: s.completedAt,
