@@ -59,7 +59,7 @@ let status = 1;
 try {
   const instance = { url, api: new ApiClient(url), smtp, dns, dataDir, env: {} } as unknown as Instance;
   const project = await newProject(instance, 'Fuzzed');
-  await seed(instance, project);
+  const seeded = await seed(instance, project);
 
   const configFile = join(dataDir, 'schemathesis.toml');
   await writeFile(
@@ -72,6 +72,7 @@ try {
       '[auth.openapi.userToken]',
       `bearer = "${project.token}"`,
       '',
+      ...pinnedReads((await instance.api.get('/openapi.json')).body, { ...seeded, projectId: project.projectId }),
     ].join('\n'),
   );
   const args = [
@@ -107,8 +108,38 @@ try {
 }
 process.exit(status);
 
+/**
+ * Read-only operations with path parameters get the seeded objects' ids instead of random ones,
+ * so their responses are real objects checked against the schema, not only 404s. (Writes keep
+ * random ids: a DELETE would take the objects away from the rest of the run.)
+ */
+function pinnedReads(doc: { paths: Record<string, Record<string, unknown>> }, ids: Record<string, string | undefined>): string[] {
+  const byPath: [RegExp, Record<string, string | undefined>][] = [
+    [/^\/contacts\/import\//, { jobId: ids.importJobId }],
+    [/^\/contacts\/bulk\//, { jobId: ids.bulkJobId }],
+    [/^\/contacts\//, { id: ids.contactId }],
+    [/^\/events\/contact\//, { contactId: ids.contactId }],
+    [/^\/segments\//, { id: ids.segmentId }],
+    [/^\/campaigns\//, { id: ids.campaignId }],
+    [/^\/templates\//, { id: ids.templateId }],
+    [/^\/workflows\//, { id: ids.workflowId }],
+    [/^\/domains\/project\//, { projectId: ids.projectId }],
+    [/^\/domains\//, { id: ids.domainId }],
+    [/^\/projects\//, { id: ids.projectId }],
+  ];
+  const lines: string[] = [];
+  for (const path of Object.keys(doc.paths)) {
+    if (!doc.paths[path].get || !path.includes('{')) continue;
+    const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    const values = byPath.find(([re]) => re.test(path))?.[1] ?? {};
+    if (!names.every((n) => values[n])) continue;
+    lines.push('[[operations]]', `include-name = "GET ${path}"`, `parameters = { ${names.map((n) => `${n} = "${values[n]}"`).join(', ')} }`, '');
+  }
+  return lines;
+}
+
 /** One object of each kind, so the listings the fuzzer calls return real items to check. */
-async function seed(instance: Instance, project: Awaited<ReturnType<typeof newProject>>): Promise<void> {
+async function seed(instance: Instance, project: Awaited<ReturnType<typeof newProject>>): Promise<Record<string, string | undefined>> {
   const api = project.api;
   const must = async (what: string, res: Promise<{ status: number; body: unknown }>) => {
     const r = await res;
@@ -119,10 +150,24 @@ async function seed(instance: Instance, project: Awaited<ReturnType<typeof newPr
   const from = `news@${domain.domain}`;
   const contact = await must('a contact', api.post('/contacts', { email: 'ann@example.com', data: { plan: 'pro', seats: 3, trial: false } }));
   await must('an event', api.post('/v1/track', { email: 'ann@example.com', event: 'signed-up', data: { source: 'ad', once: { value: 1, persistent: false } } }));
-  await must('a template', api.post('/templates', { name: 'Welcome', subject: 'Hi {{email}}', body: '<p>Hello</p>', from }));
-  await must('a dynamic segment', api.post('/segments', { name: 'Pro', condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] } }));
+  const template = await must('a template', api.post('/templates', { name: 'Welcome', subject: 'Hi {{email}}', body: '<p>Hello</p>', from }));
+  const segment = await must('a dynamic segment', api.post('/segments', { name: 'Pro', condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] } }));
   await must('a static segment', api.post('/segments', { name: 'Hand picked', type: 'STATIC' }));
-  await must('a campaign', api.post('/campaigns', { name: 'Launch', subject: 'News', body: '<p>News</p>', from, audienceType: 'ALL' }));
+  const campaign = await must('a campaign', api.post('/campaigns', { name: 'Launch', subject: 'News', body: '<p>News</p>', from, audienceType: 'ALL' }));
   await must('an email', api.post('/v1/send', { to: 'ann@example.com', from, subject: 'Receipt', body: '<p>Thanks</p>' }));
-  await must('a bulk job', api.post('/contacts/bulk-subscribe', { contactIds: [contact.data.id] }));
+  const bulk = await must('a bulk job', api.post('/contacts/bulk-subscribe', { contactIds: [contact.data.id] }));
+  const form = new FormData();
+  form.append('file', new Blob(['email,plan\nbob@example.com,free\n'], { type: 'text/csv' }), 'contacts.csv');
+  const imported = await must('an import job', api.post('/contacts/import', undefined, { raw: form }));
+  const workflow = await api.post('/workflows', { name: 'Onboarding', eventName: 'signed-up' });
+  return {
+    contactId: contact.data.id,
+    templateId: template.data.id,
+    segmentId: segment.data.id,
+    campaignId: campaign.data.id,
+    bulkJobId: bulk.data.jobId,
+    importJobId: imported.data.jobId,
+    domainId: domain.id,
+    workflowId: workflow.status === 201 ? workflow.body.data.id : undefined,
+  };
 }
