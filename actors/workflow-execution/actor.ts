@@ -52,7 +52,7 @@ export function workflowExecutionActor(p: Platform): ActorDefinition<ExecutionSt
             break;
           case 'remind':
             // Never re-register the reminder that is firing from inside its own callback.
-            await ctx.setReminder(effect.name === firing ? `${effect.name}+` : effect.name, new Date(effect.at));
+            await ctx.setReminder(effect.name === firing ? `${effect.name}x` : effect.name, new Date(effect.at));
             break;
           case 'cancelReminder':
             await ctx.deleteReminder(effect.name).catch((err) => p.log.debug({ err, executionId: ctx.id }, 'execution reminder not deleted'));
