@@ -195,8 +195,12 @@ export async function patchStep(p: Platform, projectId: string, workflowId: stri
   if (input.position !== undefined) set.position = input.position;
   if (input.config !== undefined || input.templateId !== undefined) {
     if (step.type === 'TRIGGER') throw invalid('config', 'The TRIGGER step has no config: its event is the workflow\'s eventName', 'trigger_step');
-    const given = input.config ?? (input.templateId !== undefined ? { ...step.config } : undefined);
-    set.config = await checkStepConfig(p, projectId, step.type, configWithTemplate(step.type, given, input.templateId));
+    // templateId alone swaps the template of the step's config; with a config, both must agree.
+    const config =
+      input.config !== undefined
+        ? configWithTemplate(step.type, input.config, input.templateId)
+        : configWithTemplate(step.type, { ...step.config, templateId: undefined }, input.templateId);
+    set.config = await checkStepConfig(p, projectId, step.type, config);
   }
   const updated = await workflowSteps(p.store).findOneAndUpdate({ _id: stepId }, { $set: set });
   if (!updated) throw notFound('Step');

@@ -77,8 +77,12 @@ describe('workflow definitions', () => {
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     expect(patched.body.data).toMatchObject({ name: 'Wait an hour', config: { amount: 1, unit: 'hours' }, position: { x: 1, y: 2 }, type: 'DELAY' });
     expect422(await project.api.patch(`/workflows/${wf.id}/steps/${delay.id}`, { config: { amount: 1, unit: 'fortnights' } }), 'config.unit');
-    const retemplated = await project.api.patch(`/workflows/${wf.id}/steps/${send.id}`, { templateId });
-    expect(retemplated.status).toBe(200);
+    const other = await project.api.post('/templates', { name: 'Other', subject: 'Yo', body: '<p>Yo</p>', from: (await project.api.get(`/templates/${templateId}`)).body.data.from });
+    const retemplated = await project.api.patch(`/workflows/${wf.id}/steps/${send.id}`, { templateId: other.body.data.id });
+    expect(retemplated.status, JSON.stringify(retemplated.body)).toBe(200);
+    expect(retemplated.body.data).toMatchObject({ templateId: other.body.data.id, config: { templateId: other.body.data.id } });
+    expect422(await project.api.patch(`/workflows/${wf.id}/steps/${send.id}`, { templateId: 'gone' }), 'templateId');
+    expect422(await project.api.patch(`/workflows/${wf.id}/steps/${send.id}`, { templateId, config: { templateId: other.body.data.id } }), 'templateId');
 
     expect((await project.api.delete(`/workflows/${wf.id}/steps/${delay.id}`)).status).toBe(204);
     const after = (await project.api.get(`/workflows/${wf.id}`)).body.data;
