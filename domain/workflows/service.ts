@@ -114,7 +114,9 @@ export async function patchWorkflow(p: Platform, projectId: string, id: string, 
  * executions' records stay (CANCELLED, or however they ended) for the history.
  */
 export async function deleteWorkflow(p: Platform, projectId: string, id: string): Promise<void> {
-  await getWorkflowDoc(p, projectId, id);
+  // A delete that was interrupted (the workflow stays marked) can be repeated to finish it.
+  const doc = await workflows(p.store).findOne({ _id: id });
+  if (!doc || doc.projectId !== projectId) throw notFound('Workflow');
   await workflows(p.store).updateOne({ _id: id }, { $set: { deleting: true, enabled: false, updatedAt: nowIso() } });
   await cancelInProgress(p, id, 'The workflow was deleted');
   await workflowSteps(p.store).deleteMany({ workflowId: id });
