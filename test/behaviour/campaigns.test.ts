@@ -258,6 +258,65 @@ describe('campaigns', () => {
   });
 });
 
+describe('cancelling a campaign while it sends', () => {
+  let instance: Instance;
+  // A slow send (a few emails a second, small batches) leaves time to cancel in the middle.
+  const rate = byMode({ embedded: 10, distributed: 5 });
+  beforeAll(async () => {
+    instance = await startInstance({ env: { EMAIL_RATE_PER_SECOND: String(rate), CAMPAIGN_BATCH_SIZE: '5' } });
+  });
+  afterAll(() => instance?.dispose());
+
+  it('stops it: the remaining recipients get nothing, CANCELLED, and the stats add up', async () => {
+    const s = await setup(instance);
+    const total = byMode({ embedded: 60, distributed: 40 });
+    const tag = unique('cancel');
+    const addresses = Array.from({ length: total }, (_, i) => `${tag}-${i}@customer.example`);
+    const fixed = await s.project.api.post('/segments', { name: unique('everyone'), type: 'STATIC' });
+    await s.project.api.post(`/segments/${fixed.body.data.id}/members`, { emails: addresses });
+    const subject = unique('cancelled');
+    const c = await createCampaign(s, subject);
+
+    // No body at all means "send now", like {}.
+    const sent = await s.project.api.post(`/campaigns/${c.id}/send`);
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body.data.status).toBe('SENDING');
+    await eventually(async () => (recipientsOf(instance, subject).length >= 3 ? true : undefined), byMode({ embedded: 20_000, distributed: 60_000 }), 'the first emails');
+
+    const cancelled = await s.project.api.post(`/campaigns/${c.id}/cancel`);
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body.data.status).toBe('CANCELLED');
+    const atCancel = recipientsOf(instance, subject).length;
+
+    // What the mailer was handing over at that moment may still arrive; then nothing more.
+    let settled = -1;
+    await eventually(async () => {
+      const now = recipientsOf(instance, subject).length;
+      const stable = now === settled;
+      settled = now;
+      return stable ? true : undefined;
+    }, 30_000, 'the sends in flight to finish');
+    await sleep(3_000);
+    const got = recipientsOf(instance, subject);
+    expect(got.length).toBe(settled);
+    expect(new Set(got).size).toBe(got.length); // nobody twice
+    expect(got.length).toBeLessThan(total); // the rest got nothing
+    // At most the emails already with the mailer (one per SMTP connection) after the cancel.
+    expect(got.length - atCancel).toBeLessThanOrEqual(5);
+
+    const campaign = (await s.project.api.get(`/campaigns/${c.id}`)).body.data;
+    expect(campaign.status).toBe('CANCELLED');
+    expect(campaign.recipientCount).toBeGreaterThanOrEqual(got.length);
+    expect(campaign.recipientCount).toBeLessThan(total);
+    const stats = (await s.project.api.get(`/campaigns/${c.id}/stats`)).body.data;
+    expect(stats).toEqual({ delivered: got.length, opens: 0, clicks: 0, bounces: 0, complaints: 0 });
+    // It stays cancelled: no wake-up sends the rest later.
+    await sleep(2_000);
+    expect(recipientsOf(instance, subject).length).toBe(got.length);
+    expect((await s.project.api.get(`/campaigns/${c.id}`)).body.data.status).toBe('CANCELLED');
+  }, 120_000);
+});
+
 describe('campaign send across a restart', () => {
   let instance: Instance;
   beforeAll(async () => {

@@ -162,7 +162,7 @@ function requestBody(spec: RouteSpec): Record<string, unknown> {
     };
   }
   return {
-    required: true,
+    required: !spec.bodyOptional,
     description: `JSON, at most ${spec.bodyLimit ?? LIMITS.body.defaultBytes} bytes (413 PAYLOAD_TOO_LARGE beyond)`,
     content: { 'application/json': { schema: jsonSchema(spec.body!, 'input') } },
   };

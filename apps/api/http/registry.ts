@@ -28,7 +28,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], platform: Platf
         auth: res.locals.auth,
         params: validate(spec.params, req.params, ''),
         query: validate(spec.query, req.query, ''),
-        body: validateBody(spec.body, req),
+        body: validateBody(spec, req),
         requestId: String(res.locals.requestId),
         req,
         res,
@@ -80,14 +80,22 @@ function validate(schema: z.ZodType | undefined, value: unknown, prefix: string)
   });
 }
 
-function validateBody(schema: z.ZodType | undefined, req: express.Request): unknown {
+function validateBody(spec: RouteSpec, req: express.Request): unknown {
+  const schema = spec.body;
   if (!schema) return undefined;
+  if (req.body === undefined && spec.bodyOptional && hasNoBody(req)) return validate(schema, {}, '');
   if (req.body === undefined && !req.is('application/json')) {
     throw new AppError('VALIDATION_ERROR', 'Request body must be JSON', {
       fieldErrors: [{ field: 'body', message: 'Send Content-Type: application/json with a JSON body', code: 'invalid_content_type' }],
     });
   }
   return validate(schema, req.body, '');
+}
+
+/** No content at all: neither a Content-Type nor bytes (absent or zero Content-Length, no chunks). */
+function hasNoBody(req: express.Request): boolean {
+  const length = req.get('content-length');
+  return !req.get('content-type') && !req.get('transfer-encoding') && (length === undefined || Number(length) === 0);
 }
 
 function send(res: express.Response, spec: RouteSpec, result: unknown): void {

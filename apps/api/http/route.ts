@@ -63,6 +63,8 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /** A request with no body at all (no content, no Content-Type) is validated as `{}`. */
+  bodyOptional?: boolean;
   /** A multipart/form-data upload of one file in `field`, instead of a JSON body. */
   upload?: { field: string; maxBytes: number };
   /** Largest JSON body accepted, in bytes; default LIMITS.body.defaultBytes (1 MB). */

@@ -67,9 +67,10 @@ export function campaignRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'post', path: '/campaigns/:id/send', tag: 'Campaigns', auth: 'secret', errors: [404, 409],
-      summary: 'Send now (SENDING) or at `scheduledFor` (SCHEDULED); from DRAFT or SCHEDULED',
+      summary: 'Send now (SENDING) or at `scheduledFor` (SCHEDULED); from DRAFT or SCHEDULED; no body sends now',
       params: idParams,
       body: sendCampaignSchema,
+      bodyOptional: true,
       response: campaignSchema,
       handle: async ({ auth, params, body }) => {
         const { campaign, message } = await sendCampaign(p, auth.projectId, params.id, body.scheduledFor ?? null);
