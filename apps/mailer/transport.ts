@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { Logger } from 'pino';
@@ -127,17 +128,46 @@ function smtpTransport(url: string): Transport {
       socket.once('error', (err) => callback(err));
     },
   } as never);
+  // The pool's own transport interface, without nodemailer's Mailer around it: the message is
+  // built and signed already, and the Mailer would wrap it in a MIME node (headers parsed, ids
+  // generated, a stream pipeline) only to stream the same bytes back out.
+  const pool = smtp.transporter as unknown as { send(mail: RawMail, callback: (err: Error | null, info?: { response: string }) => void): void };
   return {
     async send(message, commit) {
       const { raw, envelope, messageId } = await compile(message);
       commits.set(messageId, commit);
       try {
-        const info = await smtp.sendMail({ envelope, raw });
+        const info = await new Promise<{ response: string }>((resolve, reject) =>
+          pool.send(rawMail(raw, envelope, messageId), (err, sent) => (err ? reject(err) : resolve(sent!))),
+        );
         return { messageId, response: info.response };
       } finally {
         commits.delete(messageId);
       }
     },
     close: () => smtp.close(),
+  };
+}
+
+/** What nodemailer's SMTP pool reads of a message it sends (`mail.message` is a MIME node there). */
+interface RawMail {
+  data: Record<string, never>;
+  message: {
+    getHeader(name: string): string | undefined;
+    getEnvelope(): { from: string; to: string[] };
+    messageId(): string;
+    createReadStream(): PassThrough;
+  };
+}
+
+function rawMail(raw: Buffer, envelope: { from: string; to: string[] }, messageId: string): RawMail {
+  return {
+    data: {},
+    message: {
+      getHeader: (name) => (name.toLowerCase() === 'message-id' ? messageId : undefined),
+      getEnvelope: () => ({ from: envelope.from, to: [...envelope.to] }),
+      messageId: () => messageId,
+      createReadStream: () => new PassThrough().end(raw),
+    },
   };
 }
