@@ -56,6 +56,13 @@ interface CollectionState {
   name: string;
   docs: Map<string, Doc>;
   indexes: SecondaryIndex[];
+  /** Bumped by every change: what was counted at one version holds until the next. */
+  version: number;
+  /**
+   * The number of matches of the last filter a full scan counted (a sorted page scans every
+   * match; a count does), so the total asked for next to a page costs no second scan.
+   */
+  lastCount?: { version: number; key: string; count: number };
 }
 
 /** One document's change in a write: insert (no before), replace (both), or delete (no after). */
@@ -124,7 +131,7 @@ export class EmbeddedStore implements DocumentStore {
 
   #stateOf(name: string): CollectionState {
     let state = this.#collections.get(name);
-    if (!state) this.#collections.set(name, (state = { name, docs: new Map(), indexes: [] }));
+    if (!state) this.#collections.set(name, (state = { name, docs: new Map(), indexes: [], version: 0 }));
     return state;
   }
 
@@ -246,11 +253,15 @@ class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     if (Object.keys(filter).length === 0) return state.docs.size;
     const plan = planQuery(state, filter);
     if (plan.count !== undefined) return plan.count;
+    const key = countKey(filter);
+    const known = state.lastCount;
+    if (key !== undefined && known && known.version === state.version && known.key === key) return known.count;
     let count = 0;
     scan(state, plan, () => {
       count++;
       return true;
     });
+    if (key !== undefined) state.lastCount = { version: state.version, key, count };
     return count;
   }
 
@@ -641,7 +652,32 @@ function topMatches(state: CollectionState, filter: Filter, sort: Record<string,
     return true;
   });
   if (unsortable) return undefined;
+  // Every match was visited: remember how many, for the count that usually comes with a page.
+  const key = countKey(filter);
+  if (key !== undefined) state.lastCount = { version: state.version, key, count: seq };
   return heap.sort(order).map((entry) => entry.doc);
+}
+
+/** A filter's key for lastCount, or undefined unless JSON tells it apart from every other filter. */
+function countKey(filter: Filter): string | undefined {
+  return isJsonOnly(filter) ? JSON.stringify(filter) : undefined;
+}
+
+/** Strings, finite numbers, booleans, null, arrays and plain objects of them (no RegExp, Date, undefined). */
+function isJsonOnly(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      if (value === null) return true;
+      if (Array.isArray(value)) return value.every(isJsonOnly);
+      return isPlainObject(value) && Object.keys(value).every((key) => key !== '__proto__' && isJsonOnly(value[key]));
+    default:
+      return false;
+  }
 }
 
 function sortValue(doc: Doc, parts: string[]): SortValue | typeof UNSORTABLE {
@@ -773,6 +809,7 @@ function describeKey(index: SecondaryIndex, key: string): string {
 
 /** Moves one document from `before` to `after` in the primary map and every index. */
 function applyChange(state: CollectionState, id: string, before: Doc | undefined, after: Doc | undefined): void {
+  state.version++;
   for (const index of state.indexes) index.move(id, before, after);
   if (after) state.docs.set(id, after);
   else state.docs.delete(id);

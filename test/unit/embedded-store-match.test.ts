@@ -196,4 +196,22 @@ describe('the embedded store with compiled filters', () => {
       }
     }
   });
+
+  it("answers the total next to a page from the page's own scan, and never a stale one after a write", async () => {
+    const c = store.collection('c');
+    await store.ensureIndexes('c', [{ keys: { projectId: 1 } }]);
+    await c.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: `k${String(i).padStart(3, '0')}`, projectId: 'p', n: i, email: `u${i}@x.example` })));
+    const filter = { projectId: 'p', n: { $gte: 10 } };
+    expect((await c.find(filter, { sort: { _id: -1 }, limit: 5 })).map((d) => d._id)).toEqual(['k049', 'k048', 'k047', 'k046', 'k045']);
+    expect(await c.countDocuments(filter)).toBe(40);
+    await c.insertOne({ _id: 'k100', projectId: 'p', n: 99 });
+    expect(await c.countDocuments(filter)).toBe(41);
+    await c.updateOne({ _id: 'k020' }, { $set: { n: 1 } });
+    expect(await c.countDocuments(filter)).toBe(40);
+    await c.deleteOne({ _id: 'k100' });
+    expect(await c.countDocuments({ projectId: 'p', n: { $gte: 10 } })).toBe(39);
+    // Filters JSON cannot tell apart are never taken for one another.
+    await c.find({ projectId: 'p', email: /u1/ }, { sort: { _id: -1 }, limit: 1 });
+    expect(await c.countDocuments({ projectId: 'p', email: /u2/ })).toBe(1 + 10);
+  });
 });
