@@ -11,9 +11,9 @@
  *   dkim            plain + nodemailer's built-in DKIM, key given as a PEM string
  *   dkim-nodelay    nodelay + DKIM from a PEM string
  *   dkim-key-nodelay nodelay + DKIM from a KeyObject parsed once (the mailer's key handling)
- *   transport       the mailer's own transport (apps/mailer/transport.ts): each message compiled
- *                   and DKIM-signed by a stream transport, the raw bytes sent through the NODELAY
- *                   pool with the terminator hold; the commit is a no-op. Content pre-composed.
+ *   transport       the mailer's own transport (apps/mailer/transport.ts): each message built
+ *                   (mime.ts) and DKIM-signed (dkim.ts), the bytes handed to the NODELAY pool
+ *                   with the terminator hold; the commit is a no-op. Content pre-composed.
  *   compose         the mailer's compose() (template, juice, html-to-text, link tracking) and
  *                   buildMessage() per message, then `transport`: the mailer without the store,
  *                   pub/sub, claims and commit writes.
