@@ -87,7 +87,7 @@ async function sendEmail(p: Platform, executionId: string, state: ExecutionState
     }
   }
   // Published again after a crash between writing and publishing; the mailer's claim makes a repeat a no-op.
-  if ((existing?.status ?? doc.status) === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id });
+  if ((existing?.status ?? doc.status) === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id, projectId: doc.projectId });
 }
 
 async function webhook(p: Platform, executionId: string, state: ExecutionState, step: StepDef, visit: number): Promise<StepOutcome> {
