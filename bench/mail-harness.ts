@@ -6,14 +6,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { authenticate } from 'mailauth';
 import PostalMime from 'postal-mime';
 import { ApiClient } from '../test/harness/client.ts';
 import type { DnsServer } from '../test/harness/dns-server.ts';
 import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
-import { ROOT, adoptChild, freePort, machineBusySeconds, monotonicUs, processCpuSeconds, shortUrl, sleep, tempDir } from './common.ts';
+import { ROOT, adoptChild, freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, tempDir } from './common.ts';
+import { NO_SAMPLES, addTo, printProfileDir, readProfileWindow } from './profile.ts';
 import { recipientOf, type SinkStats } from './send-shared.ts';
 
 export interface Child {
@@ -277,80 +276,15 @@ export async function quiesce(pid: number, maxMs: number): Promise<void> {
 }
 
 
-export interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-export interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
-
 /**
  * The top functions and modules of a .cpuprofile over a window (monotonic µs, the clock V8 stamps
- * samples with): self time by module and function, inclusive time by module (a sample counts once
- * for every module on its stack) and inclusive time of the repo's functions. Async hops (streams,
- * promises, setImmediate) cut stacks, so inclusive times are lower bounds.
+ * samples with), as bench/profile.ts tallies them, and where the time went by bucket (BUCKETS)
+ * with its cost per email.
  */
 export function summarizeProfile(file: string, window: { startUs: number; endUs: number }, emails: number): string {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-  const hits = new Map<number, number>();
-  let at = profile.startTime;
-  let total = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    at += profile.timeDeltas[i] ?? 0;
-    if (at < window.startUs || at > window.endUs) continue;
-    hits.set(profile.samples[i], (hits.get(profile.samples[i]) ?? 0) + 1);
-    total++;
-  }
-  if (total === 0) return '(no samples in the measured window)';
-  const label = (node: ProfileNode) => {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = shortUrl(url);
-    // tsx hands V8 transformed code, so the line numbers of the repo's .ts files are not theirs.
-    const line = /\.[cm]?ts$/.test(where) ? '' : `:${lineNumber + 1}`;
-    return `${functionName || '(anonymous)'} ${where ? `${where}${line}` : ''}`.trim();
-  };
-  const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
-  const selfByFunction = new Map<string, number>();
-  const selfByModule = new Map<string, number>();
-  const inclusiveByModule = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  for (const [id, n] of hits) {
-    const node = byId.get(id)!;
-    add(selfByFunction, label(node), n);
-    add(selfByModule, moduleOf(node.callFrame.url, node.callFrame.functionName), n);
-    const seenModules = new Set<string>();
-    const seenFunctions = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const frame = byId.get(cur)!;
-      const { url, functionName } = frame.callFrame;
-      if (functionName === '(root)') continue;
-      const module = moduleOf(url, functionName);
-      if (!seenModules.has(module)) {
-        seenModules.add(module);
-        add(inclusiveByModule, module, n);
-      }
-      if (!url.startsWith('file://') || url.includes('/node_modules/')) continue;
-      const key = label(frame);
-      if (!seenFunctions.has(key)) {
-        seenFunctions.add(key);
-        add(inclusive, key, n);
-      }
-    }
-  }
-  const top = (map: Map<string, number>, n: number) =>
-    [...map.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([key, count]) => `  ${((100 * count) / total).toFixed(1).padStart(5)}%  ${key}`)
-      .join('\n');
+  const sampled = readProfileWindow(file, window);
+  if (!sampled) return NO_SAMPLES;
+  const { profile, byId, parent, hits, total, top } = sampled;
   /** A write syscall on a socket (not the journal's fs write): the kernel's TCP work, mostly. */
   const isSocketWrite = (id: number) => {
     if (!/^(writeBuffer|writev|writeUtf8String|writeLatin1String|writeAsciiString)$/.test(byId.get(id)!.callFrame.functionName)) return false;
@@ -382,8 +316,8 @@ export function summarizeProfile(file: string, window: { startUs: number; endUs:
         break;
       }
     }
-    add(buckets, bucket ?? 'other (node internals, native, unattributed async callbacks)', n);
-    if (bucket === STORE) add(storeCallers, caller ?? '(async: no caller on the stack)', n);
+    addTo(buckets, bucket ?? 'other (node internals, native, unattributed async callbacks)', n);
+    if (bucket === STORE) addTo(storeCallers, caller ?? '(async: no caller on the stack)', n);
   }
   const meanDeltaMs = profile.timeDeltas.reduce((a, b) => a + b, 0) / Math.max(1, profile.timeDeltas.length) / 1000;
   const perEmail = (count: number) => (emails ? ` ${((count * meanDeltaMs) / emails).toFixed(3).padStart(6)} ms/email` : '');
@@ -396,10 +330,10 @@ export function summarizeProfile(file: string, window: { startUs: number; endUs:
     `${total} samples in the measured window (idle samples included: "(idle)", "(program)"), ${meanDeltaMs.toFixed(2)} ms apart on average`,
     `where the time went (each sample to the innermost frame naming a bucket; ms/email = samples × interval ÷ ${emails} emails, under the profiler):\n${bucketLines(buckets, '  ')}`,
     `  the store's share above, by the bucket that called it:\n${bucketLines(storeCallers, '      ')}`,
-    `self time by module:\n${top(selfByModule, 18)}`,
-    `inclusive time by module (once per sample per module on the stack):\n${top(inclusiveByModule, 25)}`,
-    `self time by function:\n${top(selfByFunction, 30)}`,
-    `inclusive time of the repo's functions:\n${top(inclusive, 30)}`,
+    `self time by module:\n${top(sampled.selfByModule, 18)}`,
+    `inclusive time by module (once per sample per module on the stack):\n${top(sampled.inclusiveByModule, 25)}`,
+    `self time by function:\n${top(sampled.selfByFunction, 30)}`,
+    `inclusive time of the repo's functions:\n${top(sampled.inclusive, 30)}`,
   ].join('\n');
 }
 
@@ -432,26 +366,9 @@ export function bucketOf(url: string, functionName: string): string | undefined 
 }
 
 
-/** npm packages by name (nodemailer by its internal module), repo files by top two path parts. */
-export function moduleOf(url: string, functionName: string): string {
-  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
-  if (url.startsWith('node:')) return 'node: internals';
-  const path = shortUrl(url);
-  const nodemailer = /node_modules\/nodemailer\/dist\/\w+\/([^/]+)/.exec(path);
-  if (nodemailer) return `npm: nodemailer/${nodemailer[1]}`;
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
-  if (pkg) return `npm: ${pkg[1]}`;
-  return path.split('/').slice(0, 2).join('/');
-}
-
 export function printProfiles(phases: SinkPhase[]): void {
   for (const phase of phases) {
-    if (!phase.profileDir) continue;
-    const files = existsSync(phase.profileDir) ? readdirSync(phase.profileDir).filter((f) => f.endsWith('.cpuprofile')) : [];
-    for (const file of files) {
-      console.log(`\nCPU profile of ${phase.name}: ${join(phase.profileDir, file)}\n${summarizeProfile(join(phase.profileDir, file), phase.window, phase.emails)}`);
-    }
-    if (!files.length) console.log(`\nno CPU profile was written for ${phase.name}`);
+    if (phase.profileDir) printProfileDir(phase.profileDir, phase.name, (file) => summarizeProfile(file, phase.window, phase.emails));
   }
 }
 

@@ -19,7 +19,7 @@
  * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -27,7 +27,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { ROOT, adoptChild, stopChild, cleanup, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shortUrl, shellQuote } from './common.ts';
+import { ROOT, adoptChild, stopChild, cleanup, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'track.md');
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
@@ -434,87 +435,17 @@ async function settledCount(count: () => Promise<number>, expected: number): Pro
 
 // ---- profiles -----------------------------------------------------------------------------------
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/**
- * The top functions and modules of a .cpuprofile over the measured window only (V8 stamps samples
- * with the monotonic clock in µs, the clock of process.hrtime, so start-up, warm-up and shutdown
- * are left out): self time by module and function, and inclusive time of the repo's functions.
- */
+/** The summary of a .cpuprofile over the measured window only (bench/profile.ts). */
 function summarizeProfile(file: string, window: { startUs: number; endUs: number }): string {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-  const hits = new Map<number, number>();
-  let at = profile.startTime;
-  let total = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    at += profile.timeDeltas[i] ?? 0;
-    if (at < window.startUs || at > window.endUs) continue;
-    hits.set(profile.samples[i], (hits.get(profile.samples[i]) ?? 0) + 1);
-    total++;
-  }
-  if (total === 0) return '(no samples in the measured window)';
-
-  const label = (node: ProfileNode) => {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = shortUrl(url);
-    return `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
-  };
-  const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
-  const byFunction = new Map<string, number>();
-  const byModule = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  for (const [id, n] of hits) {
-    const node = byId.get(id)!;
-    add(byFunction, label(node), n);
-    add(byModule, moduleOf(node.callFrame.url, node.callFrame.functionName), n);
-    // Inclusive time of the repo's own functions (not node_modules), each counted once per stack.
-    const seen = new Set<string>();
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const frame = byId.get(cur)!;
-      const url = frame.callFrame.url;
-      if (!url.startsWith('file://') || url.includes('/node_modules/')) continue;
-      const key = label(frame);
-      if (!seen.has(key)) {
-        seen.add(key);
-        add(inclusive, key, n);
-      }
-    }
-  }
-  const top = (map: Map<string, number>, n: number) =>
-    [...map.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([key, count]) => `  ${((100 * count) / total).toFixed(1).padStart(5)}%  ${key}`)
-      .join('\n');
+  const sampled = readProfileWindow(file, window);
+  if (!sampled) return NO_SAMPLES;
+  const { total, top } = sampled;
   return [
     `${total} samples in the measured window`,
-    `self time by module:\n${top(byModule, 15)}`,
-    `self time by function:\n${top(byFunction, 25)}`,
-    `inclusive time of the repo's functions:\n${top(inclusive, 25)}`,
+    `self time by module:\n${top(sampled.selfByModule, 15)}`,
+    `self time by function:\n${top(sampled.selfByFunction, 25)}`,
+    `inclusive time of the repo's functions:\n${top(sampled.inclusive, 25)}`,
   ].join('\n');
-}
-
-
-function moduleOf(url: string, functionName: string): string {
-  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
-  if (url.startsWith('node:')) return 'node: internals';
-  const path = shortUrl(url);
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
-  if (pkg) return `npm: ${pkg[1]}`;
-  return path.split('/').slice(0, 2).join('/');
 }
 
 // ---- report -------------------------------------------------------------------------------------
@@ -625,12 +556,7 @@ async function main(): Promise<number> {
   if (profileDir) {
     for (const outcome of [platform, baseline]) {
       const name = outcome.name;
-      const dir = join(profileDir, name);
-      const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
-      for (const file of files) {
-        console.log(`\nCPU profile of the ${name} server: ${join(dir, file)}\n${summarizeProfile(join(dir, file), outcome.load.monotonicUs)}`);
-      }
-      if (!files.length) console.log(`\nno CPU profile was written for the ${name} server`);
+      printProfileDir(join(profileDir, name), `the ${name} server`, (file) => summarizeProfile(file, outcome.load.monotonicUs));
     }
     console.log('\n(profiled runs are not recorded: the profiler slows the servers down)');
   }
