@@ -42,7 +42,7 @@ import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startChild, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { ROOT, cleanup, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, shellQuote, sleep, stopChild } from './common.ts';
+import { ROOT, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, runMain, shellQuote, sleep, stopChild } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'campaign.md');
 
@@ -403,12 +403,4 @@ async function main(): Promise<number> {
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runMain(main);

@@ -48,6 +48,22 @@ export async function cleanup(): Promise<void> {
   tempDirs.clear();
 }
 
+/**
+ * Runs a benchmark's `main` and exits with its code: 1 when it throws (the error printed), after
+ * `cleanup` either way.
+ */
+export async function runMain(main: () => Promise<number>): Promise<never> {
+  let exitCode = 1;
+  try {
+    exitCode = await main();
+  } catch (err) {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  } finally {
+    await cleanup();
+  }
+  process.exit(exitCode);
+}
+
 // Last resort (an exception past the finally, process.exit elsewhere): nothing is left behind.
 process.on('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');

@@ -41,7 +41,7 @@ import type { FilterCondition } from '../domain/segments/filter.ts';
 import { createSegment, getSegment, listSegmentContacts } from '../domain/segments/service.ts';
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
-import { ROOT, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, shellQuote, stopChild, tempDir } from './common.ts';
+import { ROOT, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, runMain, shellQuote, stopChild, tempDir } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'segments.md');
 const PROJECT = 'bench-project';
@@ -371,7 +371,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main().catch((err) => {
-  console.error(err);
-  return 1;
-});
+await runMain(main);

@@ -47,7 +47,7 @@ import {
   type YardstickConfig,
   type YardstickResult,
 } from './send-shared.ts';
-import { ROOT, onCleanup, stopChild, cleanup, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { ROOT, onCleanup, stopChild, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'send.md');
 const POOL_SIZE = 5; // the mailer's (apps/mailer/transport.ts)
@@ -520,12 +520,4 @@ async function main(): Promise<number> {
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runMain(main);

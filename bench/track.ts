@@ -27,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { ROOT, adoptChild, stopChild, cleanup, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { ROOT, adoptChild, stopChild, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'track.md');
@@ -591,12 +591,4 @@ async function main(): Promise<number> {
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runMain(main);

@@ -20,7 +20,7 @@ import { ensureWorkflowIndexes, workflowExecutions, workflows, workflowSteps, wo
 import { executionIdFor } from '../domain/workflows/triggers.ts';
 import { loadConfig } from '../runtime/config.ts';
 import type { Platform } from '../runtime/platform.ts';
-import { cleanup, loadAverage, machineBusySeconds, machineFacts, percentile, processCpuSeconds, ROOT, shellQuote, sleep, tempDir } from './common.ts';
+import { loadAverage, machineBusySeconds, machineFacts, percentile, processCpuSeconds, ROOT, runMain, shellQuote, sleep, tempDir } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -206,12 +206,7 @@ async function main() {
       ].join('\n'),
     );
   }
-  if (!ok) process.exitCode = 1;
+  return ok ? 0 : 1;
 }
 
-main()
-  .catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(() => cleanup());
+await runMain(main);
