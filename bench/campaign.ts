@@ -29,11 +29,10 @@
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import PostalMime from 'postal-mime';
 import { v7 } from 'uuid';
@@ -42,7 +41,7 @@ import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startChild, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { ROOT, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, runMain, shellQuote, sleep, stopChild } from './common.ts';
+import { ROOT, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, shellQuote, sleep, stopChild } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'campaign.md');
 
@@ -61,10 +60,7 @@ const { values: args } = parseArgs({
   },
   strict: true,
 });
-if (args.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
-  process.exit(0);
-}
+if (args.help) printUsage(import.meta.url);
 const whole = (name: string, raw: string | undefined, min: number): number => {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);

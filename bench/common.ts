@@ -85,6 +85,12 @@ export async function tempDir(prefix: string): Promise<string> {
 /** The project's own: a port below the ephemeral range, which outgoing connections can take. */
 export { freePort } from '../scripts/stack/processes.ts';
 
+/** Prints a benchmark's usage, the doc comment that opens its file (`import.meta.url`), and exits. */
+export function printUsage(moduleUrl: string): never {
+  console.log(readFileSync(fileURLToPath(moduleUrl), 'utf8').split('*/')[0]);
+  process.exit(0);
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 

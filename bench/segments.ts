@@ -25,10 +25,9 @@
  * Results are printed and appended to bench/results/segments.md (unless --no-record).
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { v7 } from 'uuid';
 import { EmbeddedStore } from '../adapters/embedded/store.ts';
@@ -41,7 +40,7 @@ import type { FilterCondition } from '../domain/segments/filter.ts';
 import { createSegment, getSegment, listSegmentContacts } from '../domain/segments/service.ts';
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
-import { ROOT, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, runMain, shellQuote, stopChild, tempDir } from './common.ts';
+import { ROOT, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, shellQuote, stopChild, tempDir } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'segments.md');
 const PROJECT = 'bench-project';
@@ -62,10 +61,7 @@ const { values: args } = parseArgs({
   },
   strict: true,
 });
-if (args.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
-  process.exit(0);
-}
+if (args.help) printUsage(import.meta.url);
 const count = Number(args.contacts);
 const runs = Number(args.runs);
 if (!Number.isInteger(count) || count < 1000) throw new Error('--contacts must be a whole number of at least 1000');

@@ -27,11 +27,10 @@
  * message and counts it by recipient. See bench/README.md for how to read the numbers.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startDnsServer, type DnsServer } from '../test/harness/dns-server.ts';
@@ -47,7 +46,7 @@ import {
   type YardstickConfig,
   type YardstickResult,
 } from './send-shared.ts';
-import { ROOT, onCleanup, stopChild, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { ROOT, onCleanup, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'send.md');
 const POOL_SIZE = 5; // the mailer's (apps/mailer/transport.ts)
@@ -83,10 +82,7 @@ const { values: args } = parseArgs({
   },
   strict: true,
 });
-if (args.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
-  process.exit(0);
-}
+if (args.help) printUsage(import.meta.url);
 const positive = (name: string, raw: string, allowZero = false): number => {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0 || (n === 0 && !allowZero)) throw new Error(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got "${raw}"`);
