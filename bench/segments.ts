@@ -40,6 +40,7 @@ import type { FilterCondition } from '../domain/segments/filter.ts';
 import { createSegment, getSegment, listSegmentContacts } from '../domain/segments/service.ts';
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
+import { mulberry32 } from '../test/harness/prng.ts';
 import { ROOT, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, shellQuote, stopChild, tempDir } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'segments.md');
@@ -72,25 +73,13 @@ const mongoUrl = args['mongodb-url'] ?? process.env.MONGODB_URL;
 
 // ---- the data ---------------------------------------------------------------------------------
 
-/** mulberry32: small, fast, seeded. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const PLANS = ['free', 'free', 'free', 'starter', 'pro', 'pro', 'team', 'enterprise'];
 const COUNTRIES = ['US', 'US', 'US', 'DE', 'DE', 'FR', 'GB', 'GB', 'NL', 'ES', 'IT', 'BR', 'IN', 'JP', 'CA', 'AU', 'NZ', 'SE', 'PL', 'MX'];
 const MAIL_HOSTS = ['gmail.com', 'outlook.com', 'yahoo.com', 'proton.me', 'company.example', 'shop.example'];
 
 /** The n-th contact of the project: created over the last two years, oldest first. */
 function* generate(total: number): Generator<ContactDoc> {
-  const rnd = prng(SEED);
+  const rnd = mulberry32(SEED);
   const span = 730 * DAY;
   for (let i = 0; i < total; i++) {
     const created = NOW - span + Math.floor((span * i) / total);

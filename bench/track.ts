@@ -26,6 +26,7 @@ import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { mulberry32 } from '../test/harness/prng.ts';
 import { ROOT, adoptChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
@@ -164,18 +165,6 @@ async function createProject(url: string): Promise<string> {
 }
 
 // ---- request bodies -----------------------------------------------------------------------------
-
-/** A small seeded PRNG (mulberry32): the same sequence of bodies on every run and server. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The bodies of the track requests. A fixed share of them (`newShare`) names an email never sent

@@ -9,18 +9,7 @@ import { EmbeddedStore } from '../../adapters/embedded/store.ts';
 import { UNDECIDED, compileFilter } from '../../adapters/embedded/store-match.ts';
 import { compileCondition } from '../../domain/segments/filter.ts';
 import type { Filter } from '../../ports/store.ts';
-
-/** mulberry32 */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../harness/prng.ts';
 
 const VALUES: unknown[] = [undefined, null, 0, 1, 5, -2.5, 100, '', 'a', 'B', 'x', '5', 'true', 'Gmail.com', '2026-01-01T00:00:00.000Z', '2025-06-01T00:00:00.000Z', true, false, { b: 1 }, { b: 'x' }, [], [1, 6], ['x', 'a'], [{ b: 1 }, { b: 7 }], [null]];
 const OPERANDS: unknown[] = [null, 0, 1, 5, -2.5, '', 'a', 'x', '5', 'true', '2025-12-01T00:00:00.000Z', true, false];
@@ -86,7 +75,7 @@ function randomFilter(rnd: () => number, depth = 0): Filter {
 
 describe('compiled filters (store-match.ts)', () => {
   it('decide a document only as mingo decides it, over random documents and filters', () => {
-    const rnd = prng(42);
+    const rnd = mulberry32(42);
     const docs = Array.from({ length: 300 }, (_, i) => randomDoc(rnd, i));
     let decided = 0;
     let checked = 0;
@@ -139,7 +128,7 @@ describe('the embedded store with compiled filters', () => {
   });
 
   it('counts and finds exactly what mingo finds, for segment filters and random ones, on documents of every shape', async () => {
-    const rnd = prng(7);
+    const rnd = mulberry32(7);
     const docs = Array.from({ length: 400 }, (_, i) => {
       const doc = randomDoc(rnd, i);
       return {
@@ -173,7 +162,7 @@ describe('the embedded store with compiled filters', () => {
       { logic: 'OR', groups: [{ filters: [f('data.plan', 'equals', 'free'), f('event.purchase', 'greaterThanOrEqual', 2)] }, { filters: [f('email', 'contains', 'gmail')] }] },
       { now, types: { plan: 'string' } },
     );
-    const rand = prng(99);
+    const rand = mulberry32(99);
     const filters: Filter[] = [...conditions, orCondition, ...Array.from({ length: 200 }, () => randomFilter(rand))];
     for (const condition of filters) {
       for (const filter of [condition, { projectId: 'p1', ...condition }]) {
