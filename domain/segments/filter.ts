@@ -20,7 +20,8 @@ import { inferType, type DataType } from '../contacts/data-types.ts';
 import { AppError, type FieldError } from '../errors.ts';
 import { LIMITS } from '../limits.ts';
 
-export const FILTER_OPERATORS = [
+/** The operators that compare a value or test its presence (a workflow CONDITION's trigger data takes these). */
+export const VALUE_OPERATORS = [
   'equals',
   'notEquals',
   'contains',
@@ -31,6 +32,10 @@ export const FILTER_OPERATORS = [
   'lessThanOrEqual',
   'exists',
   'notExists',
+] as const;
+
+export const FILTER_OPERATORS = [
+  ...VALUE_OPERATORS,
   'within',
   'olderThan',
   'triggered',

@@ -13,22 +13,12 @@ import { contacts } from '../contacts/collection.ts';
 import { dataFieldTypes } from '../contacts/data-types.ts';
 import { AppError, invalid } from '../errors.ts';
 import { memberId, segmentMembers, segments } from '../segments/collection.ts';
-import { compileCondition, matchesCondition, type FilterCondition } from '../segments/filter.ts';
+import { VALUE_OPERATORS, compileCondition, matchesCondition, type FilterCondition } from '../segments/filter.ts';
 
 export const SEGMENT_OPERATORS = ['memberOf', 'notMemberOf'] as const;
 export const TRIGGER_DATA_PREFIX = 'trigger.data.';
-export const TRIGGER_OPERATORS = [
-  'equals',
-  'notEquals',
-  'contains',
-  'notContains',
-  'greaterThan',
-  'lessThan',
-  'greaterThanOrEqual',
-  'lessThanOrEqual',
-  'exists',
-  'notExists',
-] as const;
+/** Trigger data takes the segment filter's value operators (compared by compareValue below). */
+export const TRIGGER_OPERATORS = VALUE_OPERATORS;
 
 export interface ConditionConfig {
   field: string;
