@@ -27,6 +27,17 @@ function expectRefused(res: ApiResponse, status: 413 | 422, field?: string): voi
   if (field) expect(res.body.error.errors.map((e: { field: string }) => e.field)).toContain(field);
 }
 
+/** Each case (what it is, its request, the field named) is a 422 naming its field; a failure names the case. */
+async function expectEachRefused(cases: [string, Promise<ApiResponse>, string][]): Promise<void> {
+  for (const [what, res, field] of cases) {
+    try {
+      expectRefused(await res, 422, field);
+    } catch (err) {
+      throw new Error(`${what}: ${(err as Error).message}`);
+    }
+  }
+}
+
 describe('input limits', () => {
   let instance: Instance;
   let project: ProjectAccess;
@@ -77,13 +88,7 @@ describe('input limits', () => {
       ['project name', instance.api.post('/projects', { name: over(LIMITS.projectName) }, { auth: project.token }), 'name'],
       ['contact search', project.api.get(`/contacts?search=${over(LIMITS.search)}`), 'search'],
     ];
-    for (const [what, res, field] of cases) {
-      try {
-        expectRefused(await res, 422, field);
-      } catch (err) {
-        throw new Error(`${what}: ${(err as Error).message}`);
-      }
-    }
+    await expectEachRefused(cases);
     expect(await counts()).toEqual(before);
     const projects = await instance.api.get('/projects', { auth: project.token });
     expect(projects.body.data).toHaveLength(1);
@@ -101,13 +106,7 @@ describe('input limits', () => {
       ['track: nested in a non-persistent value', project.api.post('/v1/track', { email: 'd7@example.com', event: 'e', data: { a: { value: { b: 1 }, persistent: false } } }), 'data.a'],
       ['send: too many keys', project.api.post('/v1/send', { to: 'd8@example.com', from, subject: 's', body: 'b', data: keys(LIMITS.data.keysPerRequest + 1) }), 'data'],
     ];
-    for (const [what, res, field] of cases) {
-      try {
-        expectRefused(await res, 422, field);
-      } catch (err) {
-        throw new Error(`${what}: ${(err as Error).message}`);
-      }
-    }
+    await expectEachRefused(cases);
     expect(await counts()).toEqual(before);
   });
 
@@ -144,13 +143,7 @@ describe('input limits', () => {
       ['filter groups', project.api.post('/segments', { name: 'Too wide', condition: condition(LIMITS.filter.groups + 1) }), 'condition.groups'],
       ['filters in a group', project.api.post('/segments', { name: 'Too deep', condition: condition(1, LIMITS.filter.filtersPerGroup + 1) }), 'condition.groups.0.filters'],
     ];
-    for (const [what, res, field] of cases) {
-      try {
-        expectRefused(await res, 422, field);
-      } catch (err) {
-        throw new Error(`${what}: ${(err as Error).message}`);
-      }
-    }
+    await expectEachRefused(cases);
     expect(await counts()).toEqual(before);
     const members = await project.api.get(`/segments/${segment.body.data.id}/contacts`);
     expect(members.body.data.total).toBe(0);
