@@ -39,9 +39,9 @@ import { v7 } from 'uuid';
 import { EmbeddedStore } from '../adapters/embedded/store.ts';
 import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
-import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startChild, startPlatform, type CpuWindow } from './mail-harness.ts';
+import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { ROOT, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, shellQuote, sleep, stopChild } from './common.ts';
+import { ROOT, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, shellQuote, sleep, startChild, stopChild } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'campaign.md');
 

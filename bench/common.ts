@@ -1,6 +1,6 @@
 // What both benchmarks need: child processes and temp dirs that are cleaned up on every way
 // out, and readings of the machine (/proc) for CPU, memory and the results' header.
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -25,6 +25,44 @@ export function adoptChild(child: ChildProcess): ChildProcess {
 /** Something else `cleanup` must release (a server run inside the benchmark's process). */
 export function onCleanup(release: () => Promise<void>): void {
   cleanups.push(release);
+}
+
+/** A child process started by startChild, and what it printed. */
+export interface Child {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  /** Lines it printed on stdout and stderr, and the last 20 of them. */
+  logLines(): number;
+  logTail(): string;
+}
+
+/**
+ * `node [--cpu-prof] --import tsx --import ./bench/orphan-guard.ts <script>`, registered for
+ * cleanup, with an IPC channel unless `ipc: false`. The orphan guard ends the child if this
+ * process dies without stopping it.
+ */
+export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string, { ipc = true } = {}): Child {
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', './bench/orphan-guard.ts', script], {
+    cwd: ROOT,
+    env,
+    stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
+  });
+  adoptChild(child);
+  let lines = 0;
+  let tail: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line) continue;
+      lines++;
+      tail.push(line);
+      if (tail.length > 20) tail = tail.slice(-20);
+    }
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  return { name, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {

@@ -1,54 +1,18 @@
 /**
- * What the mail benchmarks (bench/send.ts, bench/campaign.ts) share: their child processes with
- * an IPC channel (the sink, yardsticks, the platform), the sink's counts, CPU windows, starting
- * and setting up the embedded platform over its public API (a verified user, a project, a
- * verified sending domain), and the summary of --cpu-prof profiles by bucket.
+ * What the mail benchmarks (bench/send.ts, bench/campaign.ts) share: messages from their child
+ * processes (the sink, yardsticks, the platform; started by common.ts), the sink's counts, CPU
+ * windows, starting and setting up the embedded platform over its public API (a verified user, a
+ * project, a verified sending domain), and the summary of --cpu-prof profiles by bucket.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import PostalMime from 'postal-mime';
 import { ApiClient } from '../test/harness/client.ts';
 import type { DnsServer } from '../test/harness/dns-server.ts';
 import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
-import { ROOT, adoptChild, freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, tempDir } from './common.ts';
+import { freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, startChild, tempDir, type Child } from './common.ts';
 import { NO_SAMPLES, addTo, printProfileDir, readProfileWindow } from './profile.ts';
 import { recipientOf, type SinkStats } from './send-shared.ts';
-
-export interface Child {
-  name: string;
-  child: ChildProcess;
-  pid: number;
-  logLines(): number;
-  logTail(): string;
-}
-
-/**
- * `node [--cpu-prof] --import tsx --import ./bench/orphan-guard.ts <script>` with an IPC channel.
- * The orphan guard ends the child if this process dies without stopping it.
- */
-export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string): Child {
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', './bench/orphan-guard.ts', script], {
-    cwd: ROOT,
-    env,
-    stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
-  });
-  adoptChild(child);
-  let lines = 0;
-  let tail: string[] = [];
-  const collect = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (!line) continue;
-      lines++;
-      tail.push(line);
-      if (tail.length > 20) tail = tail.slice(-20);
-    }
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  return { name, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
-}
 
 /** A child's first IPC message of `type`; rejects if it exits first. */
 export function messageOf<T>(c: Child, type: string, timeoutMs: number): Promise<T> {

@@ -34,7 +34,7 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startDnsServer, type DnsServer } from '../test/harness/dns-server.ts';
-import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, quiesce, setUp, startChild, startPlatform, type CpuSnapshot, type CpuWindow, type Platform, type SinkPhase } from './mail-harness.ts';
+import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, quiesce, setUp, startPlatform, type CpuSnapshot, type CpuWindow, type Platform, type SinkPhase } from './mail-harness.ts';
 import {
   BODY,
   SENDER_NAME,
@@ -46,7 +46,7 @@ import {
   type YardstickConfig,
   type YardstickResult,
 } from './send-shared.ts';
-import { ROOT, onCleanup, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { ROOT, onCleanup, startChild, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'send.md');
 const POOL_SIZE = 5; // the mailer's (apps/mailer/transport.ts)

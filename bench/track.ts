@@ -18,7 +18,6 @@
  * Results are printed as a markdown table and appended, with the machine's facts and the command
  * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { ROOT, adoptChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { ROOT, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const RESULTS_FILE = join(ROOT, 'bench', 'results', 'track.md');
@@ -81,14 +80,9 @@ const options = {
 
 
 
-interface Server {
-  name: string;
+/** A server child (its log lines are its logs at warn and above). */
+interface Server extends Child {
   url: string;
-  child: ChildProcess;
-  pid: number;
-  /** Lines the server printed (its logs at warn and above), and the last of them. */
-  logLines(): number;
-  logTail(): string;
 }
 
 /** Starts `node [--cpu-prof] --import tsx <script>` with `env` and waits for GET /health. */
@@ -97,32 +91,13 @@ async function startServer(name: string, script: string, env: Record<string, str
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // Embedded mode with the dev outbox, whatever the calling shell has set.
   for (const key of ['SMTP_URL', 'MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL']) delete childEnv[key];
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  // The orphan guard ends the server if this process dies without stopping it (see the file).
-  const guard = './bench/orphan-guard.ts';
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', guard, script], {
-    cwd: ROOT,
-    env: childEnv,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  adoptChild(child);
-  let lines = 0;
-  let tail: string[] = [];
-  const collect = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (!line) continue;
-      lines++;
-      tail.push(line);
-      if (tail.length > 20) tail = tail.slice(-20);
-    }
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  const server = startChild(name, script, childEnv, profileDir, { ipc: false });
+  const { child } = server;
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering /health:\n${tail.join('\n')}`);
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering /health:\n${server.logTail()}`);
     }
     try {
       const res = await fetch(`${url}/health`);
@@ -130,10 +105,10 @@ async function startServer(name: string, script: string, env: Record<string, str
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`${name} did not answer /health within 90 s:\n${tail.join('\n')}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not answer /health within 90 s:\n${server.logTail()}`);
     await sleep(100);
   }
-  return { name, url, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
+  return { ...server, url };
 }
 
 
