@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
@@ -120,7 +120,7 @@ const claimed = new Set<number>();
 
 function claim(port: number): boolean {
   if (claimed.has(port)) return false;
-  mkdirSync(LOCKS, { recursive: true });
+  if (!swept) sweepStale();
   const file = join(LOCKS, String(port));
   try {
     writeFileSync(file, String(process.pid), { flag: 'wx' });
@@ -136,6 +136,26 @@ function claim(port: number): boolean {
   if (claimed.size === 0) process.once('exit', releaseAll);
   claimed.add(port);
   return true;
+}
+
+let swept = false;
+
+/**
+ * Removes locks of processes that are gone and were taken long ago: a test worker ended by a
+ * signal never runs its exit handler, so without this the folder would only grow.
+ */
+function sweepStale(): void {
+  swept = true;
+  mkdirSync(LOCKS, { recursive: true });
+  const before = Date.now() - 10 * 60_000;
+  for (const name of readdirSync(LOCKS)) {
+    const file = join(LOCKS, name);
+    try {
+      if (statSync(file).mtimeMs < before && !ownerAlive(file)) rmSync(file, { force: true });
+    } catch {
+      // taken or removed meanwhile by another process
+    }
+  }
 }
 
 function ownerAlive(file: string): boolean {
