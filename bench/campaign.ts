@@ -29,7 +29,6 @@
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,9 +40,7 @@ import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { ROOT, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, shellQuote, sleep, startChild, stopChild } from './common.ts';
-
-const RESULTS_FILE = join(ROOT, 'bench', 'results', 'campaign.md');
+import { appendResults, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -378,23 +375,16 @@ async function main(): Promise<number> {
   if (profileRoot) printProfiles([...(yardstick ? [yardstick] : []), platform.phase] as never);
 
   if (options.record) {
-    const argv = process.argv.slice(2).map(shellQuote).join(' ');
-    const section = [
-      `## ${startedAt.toISOString().replace(/\.\d+Z$/, 'Z')}`,
-      '',
-      `- command: \`npm run bench:campaign${argv ? ` -- ${argv}` : ''}\``,
-      `- config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-        `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
-      `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
-      ...(args.note ? [`- note: ${args.note}`] : []),
-      '',
-      markdown,
-      '',
-      ...details.map((line) => `- ${line}`),
-      '',
-    ].join('\n');
-    appendFileSync(RESULTS_FILE, `\n${section}`);
-    console.error(`appended to ${RESULTS_FILE}`);
+    appendResults('campaign', 'Campaign benchmark results', {
+      startedAt,
+      facts,
+      config: [
+        `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
+      ],
+      note: args.note,
+      body: [markdown, '', ...details.map((line) => `- ${line}`)],
+    });
   }
   return checks.every((c) => c.ok) ? 0 : 1;
 }

@@ -1,10 +1,10 @@
-// What both benchmarks need: child processes and temp dirs that are cleaned up on every way
-// out, and readings of the machine (/proc) for CPU, memory and the results' header.
+// What the benchmarks share: child processes and temp dirs that are cleaned up on every way
+// out, readings of the machine (/proc) for CPU and memory, and the sections of the results files.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -170,6 +170,59 @@ export function machineFacts() {
   const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
   return { model, nproc, node: process.version, memGiB: totalmem() / 1024 ** 3, commit: dirty ? `${commit} + uncommitted changes` : commit };
+}
+
+/** How this benchmark was started, as a line a reader can run again. */
+export function commandLine(benchmark: string): string {
+  const argv = process.argv.slice(2).map(shellQuote).join(' ');
+  return process.env.npm_lifecycle_event === `bench:${benchmark}`
+    ? `npm run bench:${benchmark}${argv ? ` -- ${argv}` : ''}`
+    : `node --import tsx bench/${benchmark}.ts${argv ? ` ${argv}` : ''}`;
+}
+
+export interface ResultsSection {
+  startedAt: Date;
+  facts: ReturnType<typeof machineFacts>;
+  /** What ran: listed between the command and the machine. */
+  config?: string[];
+  /** The conditions it ran in: listed after the machine. */
+  context?: string[];
+  note?: string;
+  /** The tables and their reading, as they are. */
+  body: string[];
+}
+
+/**
+ * Appends a dated section to bench/results/<benchmark>.md (headed when the file is new): the
+ * command, what ran, the machine and its conditions, then the benchmark's own tables.
+ */
+export function appendResults(benchmark: string, title: string, section: ResultsSection): void {
+  const file = join(ROOT, 'bench', 'results', `${benchmark}.md`);
+  mkdirSync(dirname(file), { recursive: true });
+  if (!existsSync(file)) {
+    writeFileSync(
+      file,
+      `# ${title}\n\nAppended by \`npm run bench:${benchmark}\` (bench/${benchmark}.ts); newest last. ` +
+        'See bench/README.md for how to read them. Compare medians over several runs, never one run.\n',
+    );
+  }
+  const { facts } = section;
+  const item = (line: string) => `- ${line}`;
+  const lines = [
+    '',
+    `## ${section.startedAt.toISOString().replace(/\.\d+Z$/, 'Z')}`,
+    '',
+    item(`command: \`${commandLine(benchmark)}\``),
+    ...(section.config ?? []).map(item),
+    item(`machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`),
+    ...(section.context ?? []).map(item),
+    ...(section.note ? [item(`note: ${section.note}`)] : []),
+    '',
+    ...section.body,
+    '',
+  ];
+  appendFileSync(file, lines.join('\n'));
+  console.error(`appended to ${relative(ROOT, file)}`);
 }
 
 export function shellQuote(arg: string): string {

@@ -25,7 +25,6 @@
  * Results are printed and appended to bench/results/segments.md (unless --no-record).
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -41,9 +40,8 @@ import { createSegment, getSegment, listSegmentContacts } from '../domain/segmen
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { ROOT, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, shellQuote, stopChild, tempDir } from './common.ts';
+import { appendResults, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
 
-const RESULTS_FILE = join(ROOT, 'bench', 'results', 'segments.md');
 const PROJECT = 'bench-project';
 const SEED = 0x5e6d; // every run generates the same contacts
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -314,6 +312,7 @@ function table(run: StoreRun): string {
 
 async function main(): Promise<number> {
   const facts = machineFacts();
+  const startedAt = new Date();
   const results: StoreRun[] = [];
   try {
     for (const kind of stores) {
@@ -336,22 +335,18 @@ async function main(): Promise<number> {
   } finally {
     await cleanup();
   }
-  const command = ['npm', 'run', 'bench:segments', '--', ...process.argv.slice(2)].map(shellQuote).join(' ');
-  const section = [
-    `## ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
-    '',
-    `- command: \`${command}\``,
-    `- data: ${count} contacts in one project (seeded), 6 data keys, 6 event summaries; ${runs} timed runs per number after one warm-up`,
-    `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
-    ...results.map((r) => `- ${r.label}: load average ${r.loadBefore} before loading; bulk insert ${r.loadSeconds.toFixed(0)} s; other processes used ${r.cpuOthers.toFixed(2)} cores while timing`),
-    ...(args.note ? [`- note: ${args.note}`] : []),
-    '',
-    ...results.flatMap((r) => [table(r), '']),
-  ].join('\n');
-  console.log(section);
+  const context = results.map((r) => `${r.label}: load average ${r.loadBefore} before loading; bulk insert ${r.loadSeconds.toFixed(0)} s; other processes used ${r.cpuOthers.toFixed(2)} cores while timing`);
+  const body = results.flatMap((r) => [table(r), '']);
+  console.log([...context.map((line) => `- ${line}`), '', ...body].join('\n'));
   if (!args['no-record']) {
-    appendFileSync(RESULTS_FILE, `\n${section}`);
-    console.error(`appended to ${RESULTS_FILE}`);
+    appendResults('segments', 'Segment benchmark results', {
+      startedAt,
+      facts,
+      config: [`data: ${count} contacts in one project (seeded), 6 data keys, 6 event summaries; ${runs} timed runs per number after one warm-up`],
+      context,
+      note: args.note,
+      body,
+    });
   }
   return 0;
 }

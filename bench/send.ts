@@ -27,10 +27,9 @@
  * message and counts it by recipient. See bench/README.md for how to read the numbers.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startDnsServer, type DnsServer } from '../test/harness/dns-server.ts';
@@ -46,9 +45,8 @@ import {
   type YardstickConfig,
   type YardstickResult,
 } from './send-shared.ts';
-import { ROOT, onCleanup, startChild, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote } from './common.ts';
+import { appendResults, onCleanup, startChild, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile } from './common.ts';
 
-const RESULTS_FILE = join(ROOT, 'bench', 'results', 'send.md');
 const POOL_SIZE = 5; // the mailer's (apps/mailer/transport.ts)
 const YARDSTICK_DOMAIN = 'yardstick.example';
 const SELECTOR = 'bench';
@@ -113,11 +111,7 @@ const options = {
 
 
 
-
-
-
 // ---- CPU and memory -------------------------------------------------------------------------------
-
 
 
 // ---- phase 1: yardsticks ------------------------------------------------------------------------
@@ -388,7 +382,6 @@ async function runPlatform(sink: Sink, dnsServer: DnsServer, profileRoot: string
 
 // ---- report -------------------------------------------------------------------------------------
 
-
 const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
 
 function throughputTable(yardsticks: Map<Variant, SinkPhase>, platform: SinkPhase | undefined): string {
@@ -437,14 +430,10 @@ function platformTable(o: PlatformOutcome): string {
 }
 
 
-
 // ---- main ---------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
   const facts = machineFacts();
-  const argv = process.argv.slice(2).map(shellQuote).join(' ');
-  const commandLine =
-    process.env.npm_lifecycle_event === 'bench:send' ? `npm run bench:send${argv ? ` -- ${argv}` : ''}` : `node --import tsx bench/send.ts${argv ? ` ${argv}` : ''}`;
   const startedAt = new Date();
   const profileRoot = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
 
@@ -487,31 +476,17 @@ async function main(): Promise<number> {
   }
 
   if (options.record) {
-    const section = [
-      `## ${startedAt.toISOString().replace(/\.\d+Z$/, 'Z')}`,
-      '',
-      `- command: \`${commandLine}\``,
-      `- config: ${options.emails} measured emails per phase after ${options.warmup} warm-up ones; yardsticks: ${POOL_SIZE} pooled connections, ` +
-        `${options.inFlight} emails in flight; platform: ${Math.min(options.connections, options.emails)} connections, 1 request in flight each, ` +
-        `1 recipient per request, EMAIL_RATE_PER_SECOND=${options.emailRate}, API_RATE_PER_MINUTE=0`,
-      `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
-      ...(options.note ? [`- note: ${options.note}`] : []),
-      '',
-      markdown,
-      '',
-      ...details.map((line) => `- ${line}`),
-      '',
-    ].join('\n');
-    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-    if (!existsSync(RESULTS_FILE)) {
-      appendFileSync(
-        RESULTS_FILE,
-        '# Sending benchmark results\n\nAppended by `npm run bench:send` (bench/send.ts); newest last. ' +
-          'See bench/README.md for how to read them. Compare medians over several runs, never one run.\n\n',
-      );
-    }
-    appendFileSync(RESULTS_FILE, `${section}\n`);
-    console.log(`\nappended to ${relative(ROOT, RESULTS_FILE)}`);
+    appendResults('send', 'Sending benchmark results', {
+      startedAt,
+      facts,
+      config: [
+        `config: ${options.emails} measured emails per phase after ${options.warmup} warm-up ones; yardsticks: ${POOL_SIZE} pooled connections, ` +
+          `${options.inFlight} emails in flight; platform: ${Math.min(options.connections, options.emails)} connections, 1 request in flight each, ` +
+          `1 recipient per request, EMAIL_RATE_PER_SECOND=${options.emailRate}, API_RATE_PER_MINUTE=0`,
+      ],
+      note: options.note,
+      body: [markdown, '', ...details.map((line) => `- ${line}`)],
+    });
   }
   return checks.every((c) => c.ok) ? 0 : 1;
 }

@@ -18,18 +18,16 @@
  * Results are printed as a markdown table and appended, with the machine's facts and the command
  * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
  */
-import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { ROOT, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, shellQuote, type Child } from './common.ts';
+import { appendResults, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
-const RESULTS_FILE = join(ROOT, 'bench', 'results', 'track.md');
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
 const PLANS = ['free', 'pro', 'team'];
 const SEED = 0x6d61696c; // "mail": every run sends the same body sequence
@@ -78,8 +76,6 @@ const options = {
 
 
 
-
-
 /** A server child (its log lines are its logs at warn and above). */
 interface Server extends Child {
   url: string;
@@ -110,7 +106,6 @@ async function startServer(name: string, script: string, env: Record<string, str
   }
   return { ...server, url };
 }
-
 
 // ---- HTTP set-up calls --------------------------------------------------------------------------
 
@@ -200,7 +195,6 @@ interface Load {
   /** The window on the monotonic clock, µs (the clock of V8's CPU profiles). */
   monotonicUs: { startUs: number; endUs: number };
 }
-
 
 /** Internals of autocannon 9's http client that a graceful stop needs (see drain below). */
 interface DrainableClient {
@@ -313,7 +307,6 @@ interface CpuWindow {
 }
 
 
-
 function cpuSnapshot(pid: number): CpuSnapshot {
   return { server: processCpuSeconds(pid), self: processCpuSeconds('self'), machineBusy: machineBusySeconds() };
 }
@@ -328,9 +321,7 @@ function cpuWindow(a: CpuSnapshot, b: CpuSnapshot, wall: number): CpuWindow {
 
 /** VmHWM (peak resident set) and VmRSS of a live process, in MiB. */
 
-
 /** An argument as a POSIX shell would need it typed. */
-
 
 // ---- one server's run ---------------------------------------------------------------------------
 
@@ -410,7 +401,6 @@ function summarizeProfile(file: string, window: { startUs: number; endUs: number
 
 // ---- report -------------------------------------------------------------------------------------
 
-
 function table(platform: Outcome, baseline: Outcome): string {
   const rows: [string, (o: Outcome) => number, number, boolean][] = [
     // label, value, decimals, show ratio
@@ -474,11 +464,6 @@ function statusLine(o: Outcome): string {
 
 async function main(): Promise<number> {
   const facts = machineFacts();
-  const argv = process.argv.slice(2).map(shellQuote).join(' ');
-  const commandLine =
-    process.env.npm_lifecycle_event === 'bench:track'
-      ? `npm run bench:track${argv ? ` -- ${argv}` : ''}`
-      : `node --import tsx bench/track.ts${argv ? ` ${argv}` : ''}`;
   const startedAt = new Date();
   const profileDir = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
 
@@ -522,31 +507,17 @@ async function main(): Promise<number> {
   }
 
   if (options.record) {
-    const section = [
-      `## ${startedAt.toISOString().replace(/\.\d+Z$/, 'Z')}`,
-      '',
-      `- command: \`${commandLine}\``,
-      `- config: ${options.seconds} s measured after ${options.warmup} s warm-up, ${options.connections} connections, ` +
-        `1 request in flight each, ${options.emails} distinct emails at most, ${options.newShare * 100}% of requests for a new one`,
-      `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
-      `- load average: ${platform.loadBefore} before the platform, ${baseline.loadBefore} before the baseline`,
-      ...(options.note ? [`- note: ${options.note}`] : []),
-      '',
-      markdown,
-      '',
-      ...details.map((line) => `- ${line}`),
-      '',
-    ].join('\n');
-    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-    if (!existsSync(RESULTS_FILE)) {
-      appendFileSync(
-        RESULTS_FILE,
-        '# /v1/track benchmark results\n\nAppended by `npm run bench:track` (bench/track.ts); newest last. ' +
-          'See bench/README.md for how to read them. Compare medians over several runs, never one run.\n\n',
-      );
-    }
-    appendFileSync(RESULTS_FILE, `${section}\n`);
-    console.log(`\nappended to ${relative(ROOT, RESULTS_FILE)}`);
+    appendResults('track', '/v1/track benchmark results', {
+      startedAt,
+      facts,
+      config: [
+        `config: ${options.seconds} s measured after ${options.warmup} s warm-up, ${options.connections} connections, ` +
+          `1 request in flight each, ${options.emails} distinct emails at most, ${options.newShare * 100}% of requests for a new one`,
+      ],
+      context: [`load average: ${platform.loadBefore} before the platform, ${baseline.loadBefore} before the baseline`],
+      note: options.note,
+      body: [markdown, '', ...details.map((line) => `- ${line}`)],
+    });
   }
   return checks.every((c) => c.ok) ? 0 : 1;
 }

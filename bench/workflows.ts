@@ -6,7 +6,6 @@
 // then N executions are started through the actor runtime (as the events subscriber does), each
 // waiting on its own reminder. Memory is read once all N wait and every actor activation has gone
 // idle (the host keeps an active actor's state cached for 60 s); lateness is read as they wake.
-import { writeFileSync, appendFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -20,7 +19,7 @@ import { ensureWorkflowIndexes, workflowExecutions, workflows, workflowSteps, wo
 import { executionIdFor } from '../domain/workflows/triggers.ts';
 import { loadConfig } from '../runtime/config.ts';
 import type { Platform } from '../runtime/platform.ts';
-import { loadAverage, machineBusySeconds, machineFacts, percentile, processCpuSeconds, ROOT, runMain, shellQuote, sleep, tempDir } from './common.ts';
+import { appendResults, loadAverage, machineBusySeconds, machineFacts, percentile, processCpuSeconds, runMain, sleep, tempDir } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,6 +62,7 @@ function heapAfterGc(): { heap: number; rss: number; external: number } {
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main() {
+  const startedAt = new Date();
   const dir = await tempDir('mailroom-bench-');
   const config = loadConfig({ ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' });
   const store = await EmbeddedStore.open(join(dir, 'store'));
@@ -184,27 +184,16 @@ async function main() {
   if (!ok) console.error(`CHECK FAILED: waiting ${waiting}, woken ${woken}, completed ${completed} of ${N}`);
 
   if (!args['no-record']) {
-    const file = join(ROOT, 'bench/results/workflows.md');
-    if (!existsSync(file)) {
-      writeFileSync(file, '# Workflow executions benchmark results\n\nAppended by `npm run bench:workflows` (bench/workflows.ts); newest last. See bench/README.md.\n');
-    }
-    const command = ['npm run bench:workflows --', ...process.argv.slice(2)].map(shellQuote).join(' ');
-    appendFileSync(
-      file,
-      [
-        '',
-        `## ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
-        '',
-        `- command: \`${command}\``,
-        `- machine: ${facts.nproc} cores (nproc), ${facts.model}, ${facts.memGiB.toFixed(0)} GiB, node ${facts.node}; commit ${facts.commit}`,
-        `- load average before: ${load0}`,
-        ...(args.note ? [`- note: ${args.note}`] : []),
-        ...(ok ? [] : [`- **CHECK FAILED**: waiting ${waiting}, woken ${woken}, completed ${completed} of ${N}`]),
-        '',
-        table,
-        '',
-      ].join('\n'),
-    );
+    appendResults('workflows', 'Workflow executions benchmark results', {
+      startedAt,
+      facts,
+      context: [
+        `load average before: ${load0}`,
+        ...(ok ? [] : [`**CHECK FAILED**: waiting ${waiting}, woken ${woken}, completed ${completed} of ${N}`]),
+      ],
+      note: args.note,
+      body: [table],
+    });
   }
   return ok ? 0 : 1;
 }
