@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
 
 let n = 0;
 const unique = (tag: string) => `${tag}-${++n}-${Date.now().toString(36)}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Setup {
   project: ProjectAccess;

@@ -1,7 +1,7 @@
 // Contacts through the HTTP API: the Contact resource rules, subscription events, listing and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import type { ApiClient, ApiResponse } from '../harness/client.ts';
+import { type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 
 interface Contact {
@@ -11,12 +11,6 @@ interface Contact {
   data: Record<string, string | number | boolean>;
   createdAt: string;
   updatedAt: string;
-}
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
-  system: boolean;
 }
 
 let instance: Instance;

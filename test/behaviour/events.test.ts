@@ -1,23 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import type { ApiClient } from '../harness/client.ts';
+import { type ApiClient, type EventRecord, sleep } from '../harness/client.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 
 // The events endpoints as a dashboard sees them: listings, names, stats, one contact's history,
 // deleting a custom event name; always within the project of the key.
 
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
-  data: Record<string, unknown>;
-  system: boolean;
-  createdAt: string;
-}
-
 let unique = 0;
 const email = (tag: string) => `${tag}-${++unique}-${Date.now()}@example.com`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function track(api: ApiClient, address: string, event: string, extra: Record<string, unknown> = {}) {
   const res = await api.post('/v1/track', { email: address, event, ...extra });

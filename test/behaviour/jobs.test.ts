@@ -2,7 +2,7 @@
 // through their status records, and not lost when the platform is killed mid-run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type ApiClient, type ApiResponse } from '../harness/client.ts';
+import { eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /** How long a job may take to finish. */
@@ -28,11 +28,6 @@ interface Job {
   errors: { row?: number; contactId?: string; message: string }[];
   createdAt: string;
   finishedAt: string | null;
-}
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
 }
 
 let seq = 0;

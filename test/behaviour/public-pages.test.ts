@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PAGE_RATE_PER_MINUTE } from '../../apps/api/public/pages.ts';
 import { signToken } from '../../domain/mail/links.ts';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, type EventRecord, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
@@ -14,13 +14,6 @@ import type { ReceivedMessage } from '../harness/smtp-sink.ts';
 const LINK_SECRET = 'public-pages-test-secret-0123456789';
 const key = Buffer.from(LINK_SECRET);
 const PROJECT_NAME = '<script>alert("x")</script> & Friends';
-
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
-  data: Record<string, unknown>;
-}
 
 let instance: Instance;
 let project: ProjectAccess;
@@ -40,7 +33,6 @@ afterAll(async () => {
 
 let seq = 0;
 const address = (tag: string) => `${tag}-${++seq}-${Date.now().toString(36)}@reader.example`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A request as a browser or mail client makes it: no API key, redirects not followed. */
 async function visit(path: string, init: RequestInit = {}) {

@@ -1,21 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import type { ApiClient, ApiResponse } from '../harness/client.ts';
+import { type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 
 // Embedded mode keeps everything under DATA_DIR: what the API acknowledged must be there after
 // the process is killed (SIGKILL, no shutdown) and started again on the same directory.
 
 type Data = Record<string, string | number | boolean>;
-
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
-  data: Data;
-  system: boolean;
-  createdAt: string;
-}
 
 interface Contact {
   id: string;

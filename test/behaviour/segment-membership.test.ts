@@ -3,21 +3,11 @@
 // static member changes, and the periodic sweep for time-based conditions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, type EventRecord, sleep } from '../harness/client.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
-
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
-  data: Record<string, unknown>;
-  system: boolean;
-  createdAt: string;
-}
 
 let instance: Instance;
 let project: ProjectAccess;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const WAIT = byMode({ embedded: 10_000, distributed: 30_000 });
 let seq = 0;
 const address = (tag: string) => `${tag}-${++seq}-${Date.now()}@members.example`;

@@ -2,7 +2,7 @@
 // events, exact member counts and pages, static members, refused moves and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type ApiClient } from '../harness/client.ts';
+import { eventually, type ApiClient, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
@@ -27,7 +27,6 @@ let instance: Instance;
 let a: ProjectAccess;
 let b: ProjectAccess;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const isoAgo = (ms: number) => new Date(Date.now() - ms).toISOString();

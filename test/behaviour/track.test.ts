@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import type { ApiClient } from '../harness/client.ts';
+import { type ApiClient, type EventRecord } from '../harness/client.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 
 // POST /v1/track as a client sees it: the contact it creates or changes, the event it records,
 // the names it refuses, who may call it, and Idempotency-Key.
-
-interface EventRecord {
-  id: string;
-  name: string;
-  contactId: string;
-  data: Record<string, unknown>;
-  system: boolean;
-  createdAt: string;
-}
 
 let unique = 0;
 const email = (tag: string) => `${tag}-${++unique}-${Date.now()}@example.com`;

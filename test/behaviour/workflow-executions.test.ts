@@ -4,9 +4,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, sleep } from '../harness/client.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
-import { buildWorkflow, executionOf, executions, sleep, statusIs, track, unique, WAIT_MS } from '../harness/workflows.ts';
+import { buildWorkflow, executionOf, executions, statusIs, track, unique, WAIT_MS } from '../harness/workflows.ts';
 
 const email = (tag: string) => `${unique(tag)}@people.example`;
 const delayOf = (seconds: number) => ({ name: 'pause', type: 'DELAY', config: { amount: seconds, unit: 'seconds' } });

@@ -56,6 +56,18 @@ export class ApiClient {
   delete = <T = any>(path: string, body?: unknown, options?: CallOptions) => this.call<T>('DELETE', path, body, options);
 }
 
+/** An event as the API lists it (GET /events, GET /events/contact/:id). */
+export interface EventRecord {
+  id: string;
+  name: string;
+  contactId: string;
+  data: Record<string, unknown>;
+  system: boolean;
+  createdAt: string;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;

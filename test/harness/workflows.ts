@@ -30,7 +30,6 @@ export const WAIT_MS = byMode({ embedded: 15_000, distributed: 45_000 });
 
 let seq = 0;
 export const unique = (tag: string) => `${tag}-${++seq}-${Date.now().toString(36)}`;
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function createWorkflow(project: ProjectAccess, body: Record<string, unknown>) {
   const res = await project.api.post('/workflows', body);
