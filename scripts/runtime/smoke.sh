@@ -135,37 +135,11 @@ ok "scheduler healthy (grpc 127.0.0.1:$SCHEDULER_PORT)"
 wait_for "ferretdb" 30 grep -q '^ferretdb ready' "$tmp/ferretdb.log"
 
 # ---------------------------------------------------------------- daprd ----
+# The project's own components (components/*.yaml), pointed at this Redis.
 mkdir -p "$tmp/components"
-cat >"$tmp/components/statestore.yaml" <<EOF
-apiVersion: dapr.io/v1alpha1
-kind: Component
-metadata:
-  name: statestore
-spec:
-  type: state.redis
-  version: v1
-  metadata:
-    - name: redisHost
-      value: "127.0.0.1:$REDIS_PORT"
-    - name: redisPassword
-      value: ""
-    - name: actorStateStore
-      value: "true"
-EOF
-cat >"$tmp/components/pubsub.yaml" <<EOF
-apiVersion: dapr.io/v1alpha1
-kind: Component
-metadata:
-  name: pubsub
-spec:
-  type: pubsub.redis
-  version: v1
-  metadata:
-    - name: redisHost
-      value: "127.0.0.1:$REDIS_PORT"
-    - name: redisPassword
-      value: ""
-EOF
+for f in "$(dirname "${BASH_SOURCE[0]}")"/../../components/*.yaml; do
+	sed "s/localhost:6379/127.0.0.1:$REDIS_PORT/" "$f" >"$tmp/components/$(basename "$f")"
+done
 
 # Name resolution: standalone daprd defaults to mDNS, which binds UDP *:5353 and
 # multicasts to 224.0.0.251 on every interface. The "kubernetes" resolver with a
