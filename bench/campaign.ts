@@ -40,7 +40,7 @@ import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { appendResults, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
+import { appendResults, wholeOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -58,17 +58,12 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
-const whole = (name: string, raw: string | undefined, min: number): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
-  return n;
-};
 const options = {
-  recipients: whole('recipients', args.recipients, 1),
-  yardstickEmails: whole('yardstick-emails', args['yardstick-emails'], 1),
-  warmup: whole('warmup', args.warmup, 1),
-  emailRate: whole('email-rate', args['email-rate'], 0),
-  batchSize: args['batch-size'] === undefined ? undefined : whole('batch-size', args['batch-size'], 1),
+  recipients: wholeOption('recipients', args.recipients, 1),
+  yardstickEmails: wholeOption('yardstick-emails', args['yardstick-emails'], 1),
+  warmup: wholeOption('warmup', args.warmup, 1),
+  emailRate: wholeOption('email-rate', args['email-rate'], 0),
+  batchSize: args['batch-size'] === undefined ? undefined : wholeOption('batch-size', args['batch-size'], 1),
   yardstick: !args['no-yardstick'],
   cpuProf: args['cpu-prof']!,
   record: !args['no-record'] && !args['cpu-prof'],

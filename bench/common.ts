@@ -225,6 +225,13 @@ export function appendResults(benchmark: string, title: string, section: Results
   console.error(`appended to ${relative(ROOT, file)}`);
 }
 
+/** A whole-number command-line option of at least `min`; anything else stops the benchmark, naming it. */
+export function wholeOption(name: string, raw: string | undefined, min: number): number {
+  const n = Number(raw);
+  if (raw === undefined || raw.trim() === '' || !Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
+  return n;
+}
+
 export function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
 }

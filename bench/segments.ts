@@ -40,7 +40,7 @@ import { createSegment, getSegment, listSegmentContacts } from '../domain/segmen
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { appendResults, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
+import { appendResults, wholeOption, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
 
 const PROJECT = 'bench-project';
 const SEED = 0x5e6d; // every run generates the same contacts
@@ -61,8 +61,8 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
-const count = Number(args.contacts);
-const runs = Number(args.runs);
+const count = wholeOption('contacts', args.contacts, 1);
+const runs = wholeOption('runs', args.runs, 1);
 if (!Number.isInteger(count) || count < 1000) throw new Error('--contacts must be a whole number of at least 1000');
 if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be a positive whole number');
 const stores = args.stores.split(',').map((s) => s.trim()) as ('embedded' | 'mongo')[];

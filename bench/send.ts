@@ -45,7 +45,7 @@ import {
   type YardstickConfig,
   type YardstickResult,
 } from './send-shared.ts';
-import { appendResults, onCleanup, startChild, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile } from './common.ts';
+import { appendResults, wholeOption, onCleanup, startChild, stopChild, printUsage, runMain, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile } from './common.ts';
 
 const POOL_SIZE = 5; // the mailer's (apps/mailer/transport.ts)
 const YARDSTICK_DOMAIN = 'yardstick.example';
@@ -81,11 +81,6 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
-const positive = (name: string, raw: string, allowZero = false): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || (n === 0 && !allowZero)) throw new Error(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got "${raw}"`);
-  return n;
-};
 const yardsticks = (raw: string): Variant[] => {
   if (raw === 'none' || raw === '') return [];
   const names = raw.split(',').map((s) => s.trim());
@@ -93,13 +88,13 @@ const yardsticks = (raw: string): Variant[] => {
   return VARIANTS.filter((v) => names.includes(v));
 };
 const options = {
-  emails: positive('emails', args.emails!),
-  warmup: positive('warmup', args.warmup!, true),
-  connections: positive('connections', args.connections!),
-  inFlight: positive('in-flight', args['in-flight']!),
+  emails: wholeOption('emails', args.emails, 1),
+  warmup: wholeOption('warmup', args.warmup, 0),
+  connections: wholeOption('connections', args.connections, 1),
+  inFlight: wholeOption('in-flight', args['in-flight'], 1),
   yardsticks: yardsticks(args.yardsticks!),
   platform: !args['no-platform'],
-  emailRate: positive('email-rate', args['email-rate']!, true),
+  emailRate: wholeOption('email-rate', args['email-rate'], 0),
   note: args.note,
   record: !args['no-record'] && !args['cpu-prof'],
   cpuProf: args['cpu-prof']!,

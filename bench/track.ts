@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { appendResults, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
+import { appendResults, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
@@ -49,21 +49,16 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
-const positive = (name: string, raw: string): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
-  return n;
-};
 const share = (raw: string): number => {
   const n = Number(raw);
   if (!(n > 0 && n <= 1)) throw new Error(`--new-share must be in (0, 1], got "${raw}"`);
   return n;
 };
 const options = {
-  seconds: positive('seconds', args.seconds!),
-  connections: positive('connections', args.connections!),
-  warmup: positive('warmup', args.warmup!),
-  emails: positive('emails', args.emails!),
+  seconds: wholeOption('seconds', args.seconds, 1),
+  connections: wholeOption('connections', args.connections, 1),
+  warmup: wholeOption('warmup', args.warmup, 1),
+  emails: wholeOption('emails', args.emails, 1),
   newShare: share(args['new-share']!),
   note: args.note,
   record: !args['no-record'] && !args['cpu-prof'],

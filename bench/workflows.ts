@@ -19,7 +19,7 @@ import { ensureWorkflowIndexes, workflowExecutions, workflows, workflowSteps, wo
 import { executionIdFor } from '../domain/workflows/triggers.ts';
 import { loadConfig } from '../runtime/config.ts';
 import type { Platform } from '../runtime/platform.ts';
-import { appendResults, loadAverage, machineBusySeconds, machineFacts, percentile, processCpuSeconds, runMain, sleep, tempDir } from './common.ts';
+import { appendResults, wholeOption, loadAverage, machineBusySeconds, machineFacts, percentile, processCpuSeconds, runMain, sleep, tempDir } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,9 +44,9 @@ if (args.help) {
   process.exit(0);
 }
 
-const N = Number(args.executions);
-const CONCURRENCY = Number(args.concurrency);
-const IDLE_MS = Number(args['idle-ms']);
+const N = wholeOption('executions', args.executions, 1);
+const CONCURRENCY = wholeOption('concurrency', args.concurrency, 1);
+const IDLE_MS = wholeOption('idle-ms', args['idle-ms'], 0);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
   console.error('run with node --expose-gc (npm run bench:workflows does)');
