@@ -1,22 +1,23 @@
 /**
  * The baseline of bench/track.ts: the least a `/v1/track` endpoint could do on this stack. A bare
- * express 5 app whose handler parses the JSON body, does one EmbeddedStore insertOne (journal
- * write included) and answers 200 JSON. No auth, no validation, no contact, no actor, no pub/sub.
+ * express 5 app whose handler parses the JSON body, does one embedded-store insertOne (SQLite
+ * commit and fsync included) and answers 200 JSON. No auth, no validation, no contact, no actor, no pub/sub.
  *
  * Run as a child process by bench/track.ts:
  *   PORT=... DATA_DIR=<fresh temp dir> node --import tsx bench/baseline-server.ts
  * GET /health answers once it listens; GET /count says how many documents were written, so the
  * benchmark can check that no acknowledged write was lost here either.
  */
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { EmbeddedStore } from '../adapters/embedded/store.ts';
+import { SqliteStore } from '../adapters/sqlite/store.ts';
 
 const port = Number(process.env.PORT ?? 0);
 const dataDir = process.env.DATA_DIR;
 if (!dataDir) throw new Error('DATA_DIR must name a fresh directory');
 
-const store = await EmbeddedStore.open(dataDir);
+const store = await SqliteStore.open(join(dataDir, 'mailroom.db'));
 const writes = store.collection('bench_events');
 
 const app = express();

@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import PostalMime from 'postal-mime';
 import { v7 } from 'uuid';
-import { EmbeddedStore } from '../adapters/embedded/store.ts';
+import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
@@ -149,7 +149,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
 
 /** Bulk-inserts the campaign's contacts into the (stopped) platform's store, as projections. */
 async function insertContacts(dataDir: string, projectId: string): Promise<void> {
-  const store = await EmbeddedStore.open(join(dataDir, 'store')); // as runtime/embedded.ts opens it
+  const store = await SqliteStore.open(join(dataDir, 'mailroom.db')); // as runtime/embedded.ts opens it
   try {
     const at = Date.now() - 86_400_000;
     let n = 0;

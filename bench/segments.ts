@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { v7 } from 'uuid';
-import { EmbeddedStore } from '../adapters/embedded/store.ts';
+import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
 import { contacts, ensureContactIndexes, eventKey, type ContactDoc } from '../domain/contacts/collection.ts';
 import type { DocumentStore } from '../ports/store.ts';
@@ -317,7 +317,7 @@ async function main(): Promise<number> {
   try {
     for (const kind of stores) {
       if (kind === 'embedded') {
-        const store = await EmbeddedStore.open(await tempDir('mailroom-bench-segments-'), { compactAfter: Number.MAX_SAFE_INTEGER });
+        const store = await SqliteStore.open(join(await tempDir('mailroom-bench-segments-'), 'mailroom.db'));
         results.push(await measure('embedded', 'embedded store', store));
         await store.close();
       } else {

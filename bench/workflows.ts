@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { EmbeddedActorHost } from '../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
-import { EmbeddedStore } from '../adapters/embedded/store.ts';
+import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { WORKFLOW_EXECUTION_ACTOR, workflowExecutionActor } from '../actors/workflow-execution/actor.ts';
 import type { ExecutionState } from '../actors/workflow-execution/behaviour.ts';
 import { ensureWorkflowIndexes, workflowExecutions, workflows, workflowSteps, workflowTransitions } from '../domain/workflows/collection.ts';
@@ -65,7 +65,7 @@ async function main() {
   const startedAt = new Date();
   const dir = await tempDir('mailroom-bench-');
   const config = loadConfig({ ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' });
-  const store = await EmbeddedStore.open(join(dir, 'store'));
+  const store = await SqliteStore.open(join(dir, 'mailroom.db'));
   const actors = new EmbeddedActorHost(store, { idleMs: IDLE_MS });
   const pubsub = new EmbeddedPubSub(store);
   const p: Platform = { config, store, actors, pubsub, limiter: new MemoryRateLimiter(), log: pino({ level: 'silent' }) } as Platform;

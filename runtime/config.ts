@@ -3,6 +3,8 @@ export interface Config {
   port: number;
   publicUrl: string;
   dataDir: string;
+  /** SQLite page cache of the embedded store, in MiB: the bound on its memory. */
+  sqliteCacheMb: number;
   smtpUrl?: string;
   dnsServers: string[];
   emailRatePerSecond: number;
@@ -52,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     publicUrl,
     dataDir: env.DATA_DIR || './data',
+    sqliteCacheMb: positiveInt('SQLITE_CACHE_MB', 64, env),
     smtpUrl: env.SMTP_URL || undefined,
     dnsServers: (env.DNS_SERVERS ?? '')
       .split(',')

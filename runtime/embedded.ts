@@ -1,14 +1,22 @@
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { EmbeddedActorHost } from '../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
-import { EmbeddedStore } from '../adapters/embedded/store.ts';
+import { SqliteStore } from '../adapters/sqlite/store.ts';
 import type { Config } from './config.ts';
 import type { Adapters } from './boot.ts';
 
-/** Embedded mode: every port in this process, persisted under DATA_DIR. */
-export async function embeddedAdapters(config: Config): Promise<Adapters> {
-  const store = await EmbeddedStore.open(join(config.dataDir, 'store'));
+/** The embedded store's database file under DATA_DIR (its WAL sits beside it). */
+export const databaseFile = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, 'mailroom.db');
+
+/** Embedded mode: every port in this process, persisted in one SQLite database under DATA_DIR. */
+export async function embeddedAdapters(config: Config, log: Logger): Promise<Adapters> {
+  const store = await SqliteStore.open(databaseFile(config), { cacheMb: config.sqliteCacheMb });
+  // Data of versions before SQLite: DATA_DIR/store/store.journal, imported on the first start.
+  const journalDir = join(config.dataDir, 'store');
+  const imported = store.importJournal(journalDir);
+  if (imported !== undefined) log.info({ lines: imported, from: journalDir }, 'imported the journal store into SQLite; the journal files are kept');
   return {
     store,
     actors: new EmbeddedActorHost(store),

@@ -12,7 +12,7 @@ export async function main(role: 'api' | 'mailer'): Promise<Running> {
   const config = loadConfig();
   const distributed = process.env.MAILROOM_MODE === 'distributed';
   if (!distributed && role === 'mailer') throw new Error('the mailer runs on its own only in distributed mode (MAILROOM_MODE=distributed)');
-  const adapters = distributed ? await distributedAdapters(config, log, role === 'api') : await embeddedAdapters(config);
+  const adapters = distributed ? await distributedAdapters(config, log, role === 'api') : await embeddedAdapters(config, log);
   const roles = distributed ? { api: role === 'api', mailer: role === 'mailer' } : { api: true, mailer: true };
   const running = await boot(config, adapters, roles, log);
 

@@ -53,7 +53,7 @@ const config = loadConfig({
   API_RATE_PER_MINUTE: '0',
 });
 const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination({ dest: join(dataDir, 'server.log'), sync: true }));
-const running = await boot(config, await embeddedAdapters(config), { api: true, mailer: true }, log);
+const running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
 
 let status = 1;
 try {

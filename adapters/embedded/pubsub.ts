@@ -212,10 +212,11 @@ export class EmbeddedPubSub implements PubSub {
       const error = errorMessage(failure);
       if (rec.attempt >= this.#maxAttempts && !lane.options.retryForever) {
         const dead: DeadLetterRecord = { ...rec, error, deadAt: new Date().toISOString() };
-        await this.#store
-          .collection<DeadLetterRecord>(DEAD_LETTER_COLLECTION)
-          .replaceOne({ _id: id }, dead, { upsert: true });
-        await this.#collection().deleteOne({ _id: id });
+        // Started together, the two writes share one commit in the SQLite store: a move, never a copy.
+        await Promise.all([
+          this.#store.collection<DeadLetterRecord>(DEAD_LETTER_COLLECTION).replaceOne({ _id: id }, dead, { upsert: true }),
+          this.#collection().deleteOne({ _id: id }),
+        ]);
         console.error(
           `[pubsub] message ${rec.messageId} on ${rec.topic} (subscriber ${rec.subscriber}) ` +
             `dead-lettered after ${rec.attempt} attempts: ${error}`,

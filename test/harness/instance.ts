@@ -158,7 +158,7 @@ function inProcessRunner(env: Record<string, string>, log = pino({ level: 'silen
   return {
     async start() {
       const config = loadConfig({ ...process.env, ...env });
-      running = await boot(config, await embeddedAdapters(config), { api: true, mailer: true }, log);
+      running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
     },
     async stop() {
       await running?.close();

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { createSign, createVerify, createPublicKey } from 'node:crypto';
 import { createProject } from '../../domain/accounts/projects.ts';
 import { ensureAccountIndexes } from '../../domain/accounts/collections.ts';
@@ -19,13 +20,13 @@ import type { Platform } from '../../runtime/platform.ts';
 import { startDnsServer, type DnsServer } from '../harness/dns-server.ts';
 
 let dir: string;
-let store: EmbeddedStore;
+let store: SqliteStore;
 let p: Platform;
 let dns: DnsServer;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mailroom-domains-'));
-  store = await EmbeddedStore.open(dir);
+  store = await openStore(dir);
   await ensureDomainIndexes(store);
   await ensureAccountIndexes(store);
   dns = await startDnsServer();

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ActorDefinition } from '../../ports/actors.ts';
 
@@ -28,7 +29,7 @@ type Fired = { id: string; name: string; payload: unknown; at: number };
 
 describe('EmbeddedActorHost', () => {
   let dir: string;
-  let store: EmbeddedStore;
+  let store: SqliteStore;
   const hosts: EmbeddedActorHost[] = [];
   let fired: Fired[];
   let failuresLeft: Map<string, number>;
@@ -89,14 +90,14 @@ describe('EmbeddedActorHost', () => {
   async function restartStore() {
     for (const h of hosts.splice(0)) await h.stop();
     await store.close();
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
   }
 
   const reminders = () => store.collection('_actor_reminders');
 
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mailroom-actors-'));
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
     fired = [];
     failuresLeft = new Map();
     vi.spyOn(console, 'error').mockImplementation(() => {});

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import type { Delivery } from '../../ports/pubsub.ts';
 
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
@@ -23,7 +24,7 @@ function gate() {
 
 describe('EmbeddedPubSub', () => {
   let dir: string;
-  let store: EmbeddedStore;
+  let store: SqliteStore;
   const instances: EmbeddedPubSub[] = [];
   let errors: ReturnType<typeof vi.spyOn>;
 
@@ -36,7 +37,7 @@ describe('EmbeddedPubSub', () => {
   async function restartStore() {
     for (const ps of instances.splice(0)) await ps.stop();
     await store.close();
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
   }
 
   const pending = () => store.collection('_pubsub');
@@ -44,7 +45,7 @@ describe('EmbeddedPubSub', () => {
 
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'mailroom-pubsub-'));
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
     errors = vi.spyOn(console, 'error').mockImplementation(() => {});
   });
 

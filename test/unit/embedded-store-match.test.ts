@@ -5,7 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Query } from 'mingo';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { UNDECIDED, compileFilter } from '../../adapters/embedded/store-match.ts';
 import { compileCondition } from '../../domain/segments/filter.ts';
 import type { Filter } from '../../ports/store.ts';
@@ -117,10 +118,10 @@ describe('compiled filters (store-match.ts)', () => {
 
 describe('the embedded store with compiled filters', () => {
   let dir: string;
-  let store: EmbeddedStore;
+  let store: SqliteStore;
   beforeEach(async () => {
     dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-match-'));
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
   });
   afterEach(async () => {
     await store.close();

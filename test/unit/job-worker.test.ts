@@ -6,7 +6,8 @@ import { afterEach, expect, it } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { jobs } from '../../domain/jobs/collection.ts';
 import { queueBulk } from '../../domain/jobs/service.ts';
@@ -22,7 +23,7 @@ afterEach(async () => {
 
 it('a job whose actor calls keep failing ends FAILED with the reason, instead of RUNNING forever', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mailroom-jobs-'));
-  const store = await EmbeddedStore.open(dir);
+  const store = await openStore(dir);
   // No ContactActor registered: every actor call fails the way an unreachable runtime does.
   const actors = new EmbeddedActorHost(store);
   const pubsub = new EmbeddedPubSub(store, { backoffMs: 1, maxBackoffMs: 5 });

@@ -4,7 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { emailLinks, linkKey, signToken, verifyToken } from '../../domain/mail/links.ts';
 import type { Platform } from '../../runtime/platform.ts';
 
@@ -76,7 +77,7 @@ describe('emailLinks', () => {
 
 describe('linkKey', () => {
   const dirs: string[] = [];
-  const stores: EmbeddedStore[] = [];
+  const stores: SqliteStore[] = [];
   afterEach(async () => {
     vi.unstubAllEnvs();
     await Promise.all(stores.splice(0).map((s) => s.close().catch(() => undefined)));
@@ -85,7 +86,7 @@ describe('linkKey', () => {
   const open = async (dir?: string) => {
     const d = dir ?? (await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-links-')));
     if (!dir) dirs.push(d);
-    const store = await EmbeddedStore.open(d);
+    const store = await openStore(d);
     stores.push(store);
     return { dir: d, platform: { store } as unknown as Platform };
   };

@@ -5,7 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
 import { AppError } from '../../domain/errors.ts';
 import { emails, type EmailDoc } from '../../domain/mail/outbound.ts';
@@ -23,7 +24,7 @@ interface Call {
 const fast: RetryPolicy = { delaysMs: [1, 1] };
 
 let dir: string;
-let store: EmbeddedStore;
+let store: SqliteStore;
 let calls: Call[];
 /** Errors the next actor calls throw, in order; then calls succeed. */
 let failures: unknown[];
@@ -32,7 +33,7 @@ let p: Platform;
 
 beforeEach(async () => {
   dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-tracking-'));
-  store = await EmbeddedStore.open(dir);
+  store = await openStore(dir);
   calls = [];
   failures = [];
   logged = [];

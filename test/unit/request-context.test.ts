@@ -5,18 +5,19 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { createLogger } from '../../runtime/logging.ts';
 import { currentRequestId, isValidRequestId, withRequestId } from '../../runtime/request-context.ts';
 
 describe('the request id of the work running now', () => {
   let dir: string;
-  let store: EmbeddedStore;
+  let store: SqliteStore;
   const stops: (() => Promise<void>)[] = [];
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mailroom-request-context-'));
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
   });
   afterEach(async () => {
     for (const stop of stops.splice(0)) await stop();

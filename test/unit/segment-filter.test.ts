@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { eventKey, type ContactDoc, type EventStat } from '../../domain/contacts/collection.ts';
 import type { DataType } from '../../domain/contacts/data-types.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -70,11 +71,11 @@ const ALL = ['ann', 'bob', 'cat', 'dan'];
 /** The project's data key types: `code` was seen as a number and as a string, so it reads as text. */
 const types: Record<string, DataType> = { plan: 'string', age: 'number', vip: 'boolean', renews: 'date', code: 'string' };
 
-let store: EmbeddedStore;
+let store: SqliteStore;
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'segment-filter-'));
-  store = await EmbeddedStore.open(dir);
+  store = await openStore(dir);
   await store.ensureIndexes('contacts', [{ keys: { projectId: 1, email: 1 }, unique: true }, { keys: { projectId: 1 } }]);
   await store.collection<ContactDoc>('contacts').insertMany(contacts);
   // Another project's lookalike never matches: the segment query is scoped by projectId.

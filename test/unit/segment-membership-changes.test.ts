@@ -4,7 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import type { ContactDoc } from '../../domain/contacts/collection.ts';
 import type { SegmentDoc } from '../../domain/segments/collection.ts';
 import {
@@ -20,12 +21,12 @@ import {
 import type { Platform } from '../../runtime/platform.ts';
 
 let dir: string;
-let store: EmbeddedStore;
+let store: SqliteStore;
 const platform = () => ({ store }) as unknown as Platform;
 
 beforeEach(async () => {
   dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-membership-'));
-  store = await EmbeddedStore.open(dir);
+  store = await openStore(dir);
 });
 afterEach(async () => {
   await store.close().catch(() => undefined);

@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../adapters/embedded/store.ts';
+import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { openStore } from '../harness/store.ts';
 import { sweepTrackedSegments } from '../../actors/segment-sweep/actor.ts';
 import type { SegmentDoc } from '../../domain/segments/collection.ts';
 import { segmentPresence } from '../../domain/segments/membership.ts';
@@ -31,13 +32,13 @@ describe('the sweep interval (Config.segmentSweepSeconds)', () => {
 
 describe('sweepTrackedSegments', () => {
   let dir: string;
-  let store: EmbeddedStore;
+  let store: SqliteStore;
   let calls: { id: string; method: string; input: unknown }[];
   let p: Platform;
 
   beforeEach(async () => {
     dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-sweep-'));
-    store = await EmbeddedStore.open(dir);
+    store = await openStore(dir);
     calls = [];
     p = {
       store,

@@ -1,0 +1,268 @@
+/**
+ * MongoDB query filters compiled to SQLite expressions over a JSONB column `doc`, in three-valued
+ * logic: an expression is 1 where the document certainly matches, 0 where it certainly does not,
+ * and NULL where only mingo can tell (an array on a path, a comparison across types, an operator
+ * outside the subset). SQL's own AND, OR and NOT are exactly the combination rules of three-valued
+ * answers (FALSE AND NULL is FALSE, TRUE OR NULL is TRUE), so `$and`, `$or` and `$not` compile to
+ * them. The store keeps rows whose answer is not 0 and asks mingo about the NULL ones, so its
+ * answer is always mingo's; on documents of the usual shape no row needs mingo.
+ *
+ * The subset and its rules are those of adapters/embedded/store-match.ts, which does the same in
+ * JavaScript for the rows that come back undecided; test/unit/sqlite-filter.test.ts compares both
+ * with mingo over random documents and filters.
+ *
+ * Besides the three-valued expression, a filter yields `index` terms: plain equalities on indexed
+ * top-level fields and on `_id`, written exactly as the indexes are declared so that SQLite's
+ * planner can use them. They select a superset of the matches because the store refuses an array
+ * or object in an indexed field (see store.ts), which is the only way a document could match
+ * `{field: value}` without holding that very value there.
+ */
+import type { Filter } from '../../ports/store.ts';
+
+export type SqlValue = string | number | null;
+
+/** A statement's parameters, numbered (`?1`, `?2`, ...) so that one can appear twice. */
+export class SqlParams {
+  readonly values: SqlValue[] = [];
+
+  /** The placeholder of a new parameter holding `value`. */
+  add(value: SqlValue): string {
+    return `?${this.values.push(value)}`;
+  }
+}
+
+export interface CompiledSql {
+  /** The three-valued expression (1 match, 0 no match, NULL undecided). */
+  expr: string;
+  /** Index-usable terms (each a boolean SQL term), to be ANDed with `expr`. */
+  index: string[];
+}
+
+const UNDECIDED = 'NULL';
+
+/** The SQL expression of a document's value at a JSON path, as indexes declare it. */
+export function fieldSql(path: string): string | undefined {
+  const literal = jsonPath(path.split('.'));
+  return literal && `json_extract(doc, ${literal})`;
+}
+
+/**
+ * Compiles `filter`. `indexed` holds the top-level fields that some index of the collection
+ * covers (their values are never arrays or objects).
+ */
+export function compileSql(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): CompiledSql {
+  return { index: indexTerms(filter, indexed, params), expr: compileObject(filter, params) };
+}
+
+function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): string[] {
+  const terms: string[] = [];
+  for (const field of Object.keys(filter)) {
+    const condition = filter[field];
+    if (field === '_id') {
+      if (typeof condition === 'string') terms.push(`id = ${params.add(condition)}`);
+      else if (isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
+        const ids = condition.$in as unknown[];
+        // Stored ids are strings; other values can never match, so they need no place here.
+        const strings = ids.filter((id) => typeof id === 'string');
+        terms.push(`id IN (SELECT value FROM json_each(${params.add(JSON.stringify(strings))}))`);
+      }
+      continue;
+    }
+    if (!indexed.has(field)) continue;
+    const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
+    const sql = fieldSql(field);
+    // Booleans come back from json_extract as 1/0, which numbers share: the expression decides.
+    if (sql && (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) {
+      terms.push(`${sql} = ${params.add(value)}`);
+    }
+  }
+  return terms;
+}
+
+function compileObject(filter: Filter, params: SqlParams): string {
+  if (!isPlainObject(filter)) return UNDECIDED;
+  const parts: string[] = [];
+  for (const key of Object.keys(filter)) {
+    const value = filter[key];
+    if (key === '$and' || key === '$or') {
+      if (!Array.isArray(value) || value.length === 0) return UNDECIDED;
+      const clauses = value.map((clause) => compileObject(clause as Filter, params));
+      parts.push(`(${clauses.join(key === '$and' ? ' AND ' : ' OR ')})`);
+    } else if (key.startsWith('$')) {
+      parts.push(UNDECIDED);
+    } else {
+      parts.push(compileField(key, value, params));
+    }
+  }
+  if (parts.length === 0) return '1';
+  return parts.length === 1 ? parts[0] : `(${parts.join(' AND ')})`;
+}
+
+/**
+ * A JSON path literal for SQLite (`'$.a."b-c"'`), or undefined for paths the subset leaves to
+ * mingo: empty parts, `$`, numeric parts (array positions), names Object.prototype has, and
+ * names a quoted label cannot hold.
+ */
+function jsonPath(parts: string[]): string | undefined {
+  let path = '$';
+  for (const part of parts) {
+    if (part.length === 0 || part.includes('$') || part in Object.prototype || /^\d+$/.test(part)) return undefined;
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(part)) path += `.${part}`;
+    else if (/["\\\u0000-\u001f]/.test(part)) return undefined;
+    else path += `."${part}"`;
+  }
+  return `'${path.replace(/'/g, "''")}'`;
+}
+
+/** How one path resolves: its type expression and value expression, and the array guard. */
+interface Field {
+  /** '' when missing (or a non-object on the way), else SQLite's json_type name. */
+  type: string;
+  value: string;
+  /** The answer for a missing value, turned to NULL when an array on the way hides the value. */
+  missing(answer: string): string;
+}
+
+function field(path: string): Field | undefined {
+  if (path.includes('$')) return undefined;
+  const parts = path.split('.');
+  const literal = jsonPath(parts);
+  if (!literal) return undefined;
+  const prefixes: string[] = [];
+  for (let i = 1; i < parts.length; i++) prefixes.push(`json_type(doc, ${jsonPath(parts.slice(0, i))}) = 'array'`);
+  return {
+    type: `ifnull(json_type(doc, ${literal}), '')`,
+    value: `json_extract(doc, ${literal})`,
+    // A path through an array resolves to nothing in SQLite; MongoDB looks inside the array.
+    missing: (answer) => (prefixes.length ? `CASE WHEN ${prefixes.join(' OR ')} THEN NULL ELSE ${answer} END` : answer),
+  };
+}
+
+function compileField(path: string, condition: unknown, params: SqlParams): string {
+  const f = field(path);
+  if (!f) return UNDECIDED;
+  const test = compileCondition(f, condition, params);
+  return test ?? UNDECIDED;
+}
+
+/**
+ * One field's condition as a CASE over the value's type. Every CASE answers NULL for an array
+ * (MongoDB's array rules) and asks `missing` for an absent value.
+ */
+function compileCondition(f: Field, condition: unknown, params: SqlParams): string | undefined {
+  if (isScalar(condition) || condition === null) return equals(f, condition, params);
+  if (!isPlainObject(condition)) return undefined;
+  const keys = Object.keys(condition);
+  if (keys.length === 0 || !keys.every((k) => k.startsWith('$'))) return undefined;
+  const tests: string[] = [];
+  for (const key of keys) {
+    const operand = condition[key];
+    let test: string | undefined;
+    switch (key) {
+      case '$eq':
+        test = isScalar(operand) || operand === null ? equals(f, operand, params) : undefined;
+        break;
+      case '$ne': {
+        const eq = isScalar(operand) || operand === null ? equals(f, operand, params) : undefined;
+        test = eq && `(NOT ${eq})`;
+        break;
+      }
+      case '$in':
+        test = Array.isArray(operand) && operand.every((o) => isScalar(o) || o === null) ? oneOf(f, operand as (Scalar | null)[], params) : undefined;
+        break;
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte':
+        test = order(f, key, operand, params);
+        break;
+      case '$exists':
+        test = typeof operand === 'boolean' ? byType(f, { present: operand ? '1' : '0', missing: operand ? '0' : '1' }) : undefined;
+        break;
+      case '$regex':
+        test = regex(f, operand, condition.$options, params);
+        break;
+      case '$options':
+        test = '$regex' in condition ? '1' : undefined;
+        break;
+      case '$not': {
+        const inner = compileCondition(f, operand, params);
+        test = inner && `(NOT ${inner})`;
+        break;
+      }
+    }
+    tests.push(test ?? UNDECIDED);
+  }
+  return tests.length === 1 ? tests[0] : `(${tests.join(' AND ')})`;
+}
+
+type Scalar = string | number | boolean;
+
+/**
+ * CASE over the value's type: `cases` maps json_type names to answers, `present` answers any other
+ * non-array type, `missing` an absent value. Arrays are always NULL.
+ */
+function byType(f: Field, answers: { cases?: Record<string, string>; present: string; missing: string }): string {
+  const whens = Object.entries(answers.cases ?? {}).map(([type, answer]) => `WHEN '${type}' THEN ${answer}`);
+  return `(CASE ${f.type} ${whens.join(' ')} WHEN 'array' THEN NULL WHEN '' THEN ${f.missing(answers.missing)} ELSE ${answers.present} END)`;
+}
+
+/** Equality with a scalar (same type and value) or with null (null or missing). */
+function equals(f: Field, operand: Scalar | null, params: SqlParams): string {
+  if (operand === null) return byType(f, { cases: { null: '1' }, present: '0', missing: '1' });
+  if (typeof operand === 'boolean') return byType(f, { cases: { [String(operand)]: '1' }, present: '0', missing: '0' });
+  const test = `${f.value} = ${params.add(operand)}`;
+  const types: Record<string, string> = typeof operand === 'string' ? { text: test } : { integer: test, real: test };
+  return byType(f, { cases: types, present: '0', missing: '0' });
+}
+
+function oneOf(f: Field, operands: (Scalar | null)[], params: SqlParams): string {
+  const strings = operands.filter((o) => typeof o === 'string');
+  const numbers = operands.filter((o) => typeof o === 'number');
+  const withNull = operands.includes(null);
+  const inList = (values: SqlValue[]) => `${f.value} IN (SELECT value FROM json_each(${params.add(JSON.stringify(values))}))`;
+  const cases: Record<string, string> = {
+    true: operands.includes(true) ? '1' : '0',
+    false: operands.includes(false) ? '1' : '0',
+    null: withNull ? '1' : '0',
+  };
+  if (strings.length) cases.text = inList(strings);
+  if (numbers.length) cases.integer = cases.real = inList(numbers);
+  return byType(f, { cases, present: '0', missing: withNull ? '1' : '0' });
+}
+
+const ORDER_SQL = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+/**
+ * `$gt` and friends between two strings or two numbers; a missing field never compares, and any
+ * other type is left to mingo (MongoDB's cross-type rules). Strings compare as SQLite's BINARY
+ * collation does (UTF-8 bytes), which is JavaScript's order except between characters above
+ * U+FFFF and those from U+E000 to U+FFFF.
+ */
+function order(f: Field, op: keyof typeof ORDER_SQL, operand: unknown, params: SqlParams): string | undefined {
+  const isString = typeof operand === 'string';
+  if (!isString && !(typeof operand === 'number' && Number.isFinite(operand))) return undefined;
+  const test = `${f.value} ${ORDER_SQL[op]} ${params.add(operand as SqlValue)}`;
+  const cases: Record<string, string> = isString ? { text: test } : { integer: test, real: test };
+  return byType(f, { cases, present: UNDECIDED, missing: '0' });
+}
+
+/** `$regex` through the `mongo_regex(pattern, flags, value)` function the store registers. */
+function regex(f: Field, pattern: unknown, options: unknown, params: SqlParams): string | undefined {
+  if (typeof pattern !== 'string' || (options !== undefined && (typeof options !== 'string' || !/^[imsu]*$/.test(options)))) return undefined;
+  try {
+    new RegExp(pattern, (options as string | undefined) ?? '');
+  } catch {
+    return undefined; // mingo reports it
+  }
+  const call = `mongo_regex(${params.add(pattern)}, ${params.add((options as string | undefined) ?? '')}, ${f.value})`;
+  return byType(f, { cases: { text: call }, present: UNDECIDED, missing: '0' });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+function isScalar(v: unknown): v is Scalar {
+  return typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}

@@ -1,0 +1,530 @@
+/**
+ * The embedded DocumentStore on SQLite (`node:sqlite`): one table per collection,
+ * `(id TEXT UNIQUE, doc BLOB)` with the document as JSONB, and one expression index per declared
+ * index (`json_extract(doc, '$.field')`). Memory is SQLite's page cache (database.ts), whatever
+ * the data's size: nothing here keeps documents between calls.
+ *
+ * Queries: a filter compiles to SQL (filter-sql.ts) that decides most rows inside SQLite; rows it
+ * leaves undecided are tested by the JavaScript matcher and then mingo, on rows streamed from
+ * SQLite, so every answer is mingo's (MongoDB's) answer. Sorting is SQLite's, by MongoDB's type
+ * order for scalars (null, numbers, strings); ties keep insertion order.
+ *
+ * Writes run synchronously inside the open transaction (database.ts), so a read-modify-write
+ * (findOneAndUpdate, upserts, unique checks) is atomic in this single-threaded process, and the
+ * call resolves once its commit is durable.
+ *
+ * Two rules of this store that MongoDB does not have, both enforced: an indexed field never holds
+ * an array (the indexes are not multikey), and `_id` is a string.
+ */
+import { Context, Query as FullQuery, aggregate as mingoAggregate, find as mingoFind } from 'mingo';
+import * as queryOperatorModule from 'mingo/operators/query';
+import { Query as MingoQuery } from 'mingo/query';
+import {
+  DuplicateKeyError,
+  type Collection,
+  type Doc,
+  type DocumentStore,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  type Update,
+  type UpdateResult,
+} from '../../ports/store.ts';
+import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
+import { Database, type DatabaseOptions } from './database.ts';
+import { SqlParams, compileSql, fieldSql } from './filter-sql.ts';
+import { importJournal } from './journal-import.ts';
+import { applyUpdate, buildUpsert, plainPathParts, toStored, type Stored } from './update.ts';
+
+export type SqliteStoreOptions = DatabaseOptions;
+
+/** What the store knows of one collection: its table and the fields its indexes cover. */
+interface Table {
+  name: string;
+  /** The quoted table name. */
+  sql: string;
+  /** Top-level fields some index covers: equality on them may use the index. */
+  indexed: Set<string>;
+  /** Every indexed path, split: none may hold an array. */
+  indexPaths: string[][];
+}
+
+/** A row as the queries select it. */
+interface Row {
+  id: string;
+  doc: string;
+  /** The filter's three-valued answer: 1, or null when mingo must decide. */
+  sure: number | null;
+}
+
+export class SqliteStore implements DocumentStore {
+  readonly #db: Database;
+  readonly #tables = new Map<string, Table>();
+  readonly #handles = new Map<string, SqliteCollection>();
+
+  private constructor(db: Database) {
+    this.#db = db;
+    const regexes = new Map<string, RegExp>();
+    db.sqlite.function('mongo_regex', { deterministic: true }, (pattern, flags, value) => {
+      const key = `${flags}/${pattern}`;
+      let re = regexes.get(key);
+      if (!re) {
+        if (regexes.size > 1000) regexes.clear();
+        regexes.set(key, (re = new RegExp(String(pattern), String(flags))));
+      }
+      return re.test(String(value)) ? 1 : 0;
+    });
+  }
+
+  /** Opens (or creates) the database file. */
+  static async open(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    return new SqliteStore(new Database(file, options));
+  }
+
+  get database(): Database {
+    return this.#db;
+  }
+
+  /**
+   * Copies the journal store of earlier versions (in `dir`) into the database, once; the
+   * journal's lines applied, or undefined when there was nothing to import.
+   */
+  importJournal(dir: string): number | undefined {
+    try {
+      return importJournal(this.#db, dir, (collection) => this.table(collection).sql);
+    } catch (err) {
+      this.#tables.clear(); // the import's tables were rolled back with it
+      throw err;
+    }
+  }
+
+  collection<T extends Doc = Doc>(name: string): Collection<T> {
+    let handle = this.#handles.get(name);
+    if (!handle) this.#handles.set(name, (handle = new SqliteCollection(this.#db, () => this.table(name))));
+    return handle as unknown as Collection<T>;
+  }
+
+  async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
+    const table = this.table(collection);
+    for (const spec of indexes) {
+      const fields = Object.keys(spec.keys);
+      const unique = spec.unique ?? false;
+      const columns = fields.map((field) => fieldSql(field));
+      if (columns.some((column) => column === undefined)) throw new Error(`cannot index ${fields.join(',')} in ${collection}`);
+      const name = quote(`${collection}:${fields.join(',')}`);
+      const existing = this.#db.statement('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?').get('index', `${collection}:${fields.join(',')}`) as
+        | { sql: string }
+        | undefined;
+      if (existing && existing.sql.startsWith('CREATE UNIQUE') !== unique) {
+        throw new Error(`index on ${fields.join(',')} in ${collection} already exists with other options`);
+      }
+      if (!existing) {
+        try {
+          await this.#db.write(() => this.#db.sqlite.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${table.sql} (${columns.join(', ')})`));
+        } catch (err) {
+          throw duplicateKey(collection, err) ?? err;
+        }
+      }
+      for (const field of fields) {
+        if (!field.includes('.')) table.indexed.add(field);
+        table.indexPaths.push(field.split('.'));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#db.close();
+  }
+
+  /** The table of a collection, created on first use (MongoDB creates collections implicitly). */
+  table(name: string): Table {
+    this.#db.assertOpen();
+    let table = this.#tables.get(name);
+    if (!table) {
+      if (!name || name.startsWith('sqlite_')) throw new Error(`invalid collection name: ${name}`);
+      const sql = quote(name);
+      this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL)`);
+      table = { name, sql, indexed: new Set(), indexPaths: [] };
+      this.#tables.set(name, table);
+    }
+    return table;
+  }
+}
+
+/** The Collection port over one table. */
+class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
+  readonly #db: Database;
+  readonly #table: () => Table;
+
+  constructor(db: Database, table: () => Table) {
+    this.#db = db;
+    this.#table = table;
+  }
+
+  async insertOne(doc: T): Promise<void> {
+    const table = this.#table();
+    const stored = toStored(doc);
+    await this.#db.write(() => this.#insert(table, stored));
+  }
+
+  async insertMany(docs: T[]): Promise<void> {
+    const table = this.#table();
+    const stored = docs.map((doc) => toStored(doc));
+    // Ordered: the documents before a duplicate stay inserted, as in MongoDB.
+    const failure = await this.#db.write(() => {
+      for (const one of stored) {
+        try {
+          this.#insert(table, one);
+        } catch (err) {
+          if (err instanceof DuplicateKeyError) return err;
+          throw err;
+        }
+      }
+      return undefined;
+    });
+    if (failure) throw failure;
+  }
+
+  async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
+    return (await this.find(filter, { ...options, limit: 1 }))[0] ?? null;
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const docs = this.#find(this.#table(), filter, options);
+    if (!options.projection || Object.keys(options.projection).length === 0) return docs as T[];
+    const fields = inclusionFields(options.projection);
+    if (fields) return docs.map((doc) => project(doc, fields) as T);
+    return mingoFind(docs, {}, options.projection).all() as T[];
+  }
+
+  async countDocuments(filter: Filter): Promise<number> {
+    const table = this.#table();
+    const params = new SqlParams();
+    const compiled = compileSql(filter, table.indexed, params);
+    const where = compiled.index.length ? `WHERE ${compiled.index.join(' AND ')}` : '';
+    if (compiled.expr === '1') {
+      return (this.#db.statement(`SELECT count(*) AS n FROM ${table.sql} ${where}`).get(...params.values) as { n: number }).n;
+    }
+    // One pass: the sure matches are counted, the undecided ones listed for mingo. `LIMIT -1`
+    // keeps SQLite from flattening the inner query (which would evaluate the filter twice).
+    const row = this.#db
+      .statement(
+        `SELECT count(*) FILTER (WHERE s = 1) AS n, json_group_array(id) FILTER (WHERE s IS NULL) AS undecided
+         FROM (SELECT id, (${compiled.expr}) AS s FROM ${table.sql} ${where} LIMIT -1)`,
+      )
+      .get(...params.values) as { n: number; undecided: string };
+    const undecided = JSON.parse(row.undecided) as string[];
+    if (undecided.length === 0) return row.n;
+    const test = matcher(filter);
+    let count = row.n;
+    for (const doc of this.#byIds(table, undecided)) if (test(doc)) count++;
+    return count;
+  }
+
+  async replaceOne(filter: Filter, doc: T, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    const table = this.#table();
+    return this.#db.write(() => {
+      const [current] = this.#find(table, filter, { limit: 1 });
+      if (current) {
+        if (doc._id !== undefined && doc._id !== current._id) throw new Error('replaceOne cannot change _id');
+        const after = toStored({ ...doc, _id: current._id });
+        if (after.json === JSON.stringify(current)) return { matched: 1, modified: 0 };
+        this.#replace(table, after);
+        return { matched: 1, modified: 1 };
+      }
+      if (!options.upsert) return { matched: 0, modified: 0 };
+      const id = doc._id ?? equalityId(filter._id);
+      const inserted = toStored({ ...doc, _id: requireId({ _id: id }) });
+      this.#insert(table, inserted);
+      return { matched: 0, modified: 0, upsertedId: inserted.doc._id };
+    });
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    const outcome = await this.#updateFirst(filter, update, options.upsert ?? false);
+    if (outcome.kind === 'none') return { matched: 0, modified: 0 };
+    if (outcome.kind === 'inserted') return { matched: 0, modified: 0, upsertedId: outcome.after._id };
+    return { matched: 1, modified: outcome.after === outcome.before ? 0 : 1 };
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    const table = this.#table();
+    return this.#db.write(() => {
+      const matched = this.#find(table, filter, {});
+      let modified = 0;
+      for (const before of matched) {
+        const after = applyUpdate(before, update, filter);
+        if (!after) continue;
+        this.#replace(table, after);
+        modified++;
+      }
+      return { matched: matched.length, modified };
+    });
+  }
+
+  async findOneAndUpdate(
+    filter: Filter,
+    update: Update,
+    options: { upsert?: boolean; returnDocument?: 'before' | 'after' } = {},
+  ): Promise<T | null> {
+    const outcome = await this.#updateFirst(filter, update, options.upsert ?? false);
+    if (outcome.kind === 'none') return null;
+    const doc = options.returnDocument === 'before' ? outcome.before : outcome.after;
+    // `after` may be the very object `before` is (nothing changed): hand out separate copies.
+    return doc ? (structuredClone(doc) as T) : null;
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    const table = this.#table();
+    return this.#db.write(() => this.#delete(table, this.#find(table, filter, { limit: 1 })));
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const table = this.#table();
+    return this.#db.write(() => this.#delete(table, this.#find(table, filter, {})));
+  }
+
+  async aggregate<R = Doc>(pipeline: Record<string, unknown>[]): Promise<R[]> {
+    const table = this.#table();
+    // A leading $match is answered by SQLite; the rest runs in mingo over the streamed rows.
+    const [first, ...rest] = pipeline;
+    const leadingMatch = first && Object.keys(first).length === 1 ? (first.$match as Filter | undefined) : undefined;
+    const source = this.#matches(table, leadingMatch ?? {}, {});
+    return mingoAggregate(source as unknown as Doc[], leadingMatch ? rest : pipeline) as R[];
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  /** The shared core of updateOne and findOneAndUpdate: update the first match, or upsert. */
+  #updateFirst(filter: Filter, update: Update, upsert: boolean): Promise<UpdateOutcome> {
+    const table = this.#table();
+    return this.#db.write((): UpdateOutcome => {
+      const [before] = this.#find(table, filter, { limit: 1 });
+      if (before) {
+        const after = applyUpdate(before, update, filter);
+        if (!after) return { kind: 'updated', before, after: before };
+        this.#replace(table, after);
+        return { kind: 'updated', before, after: after.doc };
+      }
+      if (!upsert) return { kind: 'none' };
+      const inserted = buildUpsert(filter, update);
+      this.#insert(table, inserted);
+      return { kind: 'inserted', after: inserted.doc };
+    });
+  }
+
+  /** The matching documents, sorted, skipped and limited (fresh objects each). */
+  #find(table: Table, filter: Filter, options: FindOptions): Doc[] {
+    const { sort, skip = 0, limit } = options;
+    const wanted = limit ? skip + limit : undefined;
+    const out = [...this.#matches(table, filter, { sort, wanted })];
+    return skip ? out.slice(skip) : out;
+  }
+
+  /**
+   * Streams the documents matching `filter` in sort order (insertion order without one), at most
+   * `wanted` of them. SQLite is asked for `wanted` rows; should mingo turn some undecided rows
+   * down, it is asked again for more.
+   */
+  *#matches(table: Table, filter: Filter, options: { sort?: FindOptions['sort']; wanted?: number }): Generator<Doc> {
+    const params = new SqlParams();
+    const compiled = compileSql(filter, table.indexed, params);
+    const terms = [...compiled.index];
+    const decided = compiled.expr === '1';
+    if (!decided) terms.push(`(${compiled.expr}) IS NOT 0`);
+    const where = terms.length ? `WHERE ${terms.join(' AND ')}` : '';
+    const order = orderBy(options.sort);
+    const arrays = arrayOnSortPath(options.sort);
+    const arrayMet = () => this.#db.statement(`SELECT 1 FROM ${table.sql} ${where ? `${where} AND` : 'WHERE'} (${arrays}) LIMIT 1`).get(...params.values);
+    if (order === undefined || (arrays && arrayMet())) {
+      // A path SQL cannot name, or an array on a sort path (MongoDB sorts an array by its
+      // elements, which SQLite's order cannot say): mingo sorts every match.
+      const sorted = mingoAggregate([...this.#matches(table, filter, {})], [{ $sort: options.sort }]) as Doc[];
+      yield* options.wanted === undefined ? sorted : sorted.slice(0, options.wanted);
+      return;
+    }
+    const sure = decided ? '1' : `(${compiled.expr})`;
+    const sql = `SELECT id, json(doc) AS doc, ${sure} AS sure FROM ${table.sql} ${where} ORDER BY ${order}`;
+    let test: ((doc: Doc) => boolean) | undefined;
+    let yielded = 0;
+    let offset = 0;
+    for (let ask = options.wanted; ; ) {
+      const statement = this.#db.statement(ask === undefined ? sql : `${sql} LIMIT ${ask} OFFSET ${offset}`);
+      let rows = 0;
+      for (const row of statement.iterate(...params.values) as Iterable<Row>) {
+        rows++;
+        const doc = JSON.parse(row.doc) as Doc;
+        if (row.sure !== 1 && !(test ??= matcher(filter))(doc)) continue;
+        yield doc;
+        if (options.wanted !== undefined && ++yielded >= options.wanted) return;
+      }
+      if (ask === undefined || rows < ask) return;
+      offset += rows;
+      ask = options.wanted! - yielded;
+    }
+  }
+
+  *#byIds(table: Table, ids: string[]): Generator<Doc> {
+    const statement = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`);
+    for (const row of statement.iterate(JSON.stringify(ids)) as Iterable<{ doc: string }>) yield JSON.parse(row.doc) as Doc;
+  }
+
+  #insert(table: Table, stored: Stored): void {
+    const id = requireId(stored.doc);
+    checkIndexedFields(table, stored.doc);
+    try {
+      this.#db.statement(`INSERT INTO ${table.sql} (id, doc) VALUES (?, jsonb(?))`).run(id, stored.json);
+    } catch (err) {
+      throw duplicateKey(table.name, err) ?? err;
+    }
+  }
+
+  #replace(table: Table, stored: Stored): void {
+    checkIndexedFields(table, stored.doc);
+    try {
+      this.#db.statement(`UPDATE ${table.sql} SET doc = jsonb(?) WHERE id = ?`).run(stored.json, stored.doc._id);
+    } catch (err) {
+      throw duplicateKey(table.name, err) ?? err;
+    }
+  }
+
+  #delete(table: Table, docs: Doc[]): number {
+    const statement = this.#db.statement(`DELETE FROM ${table.sql} WHERE id = ?`);
+    for (const doc of docs) statement.run(doc._id);
+    return docs.length;
+  }
+}
+
+type UpdateOutcome =
+  | { kind: 'none' }
+  | { kind: 'updated'; before: Doc; after: Doc }
+  | { kind: 'inserted'; before?: undefined; after: Doc };
+
+/**
+ * ORDER BY for a sort spec, in MongoDB's type order for scalars (null or missing, numbers,
+ * strings, then objects, arrays and booleans), ties in insertion order; undefined for paths SQL
+ * cannot name.
+ */
+function orderBy(sort: FindOptions['sort']): string | undefined {
+  const keys: string[] = [];
+  for (const [field, direction] of Object.entries(sort ?? {})) {
+    const dir = direction === -1 ? 'DESC' : 'ASC';
+    if (field === '_id') {
+      keys.push(`id ${dir}`);
+      continue;
+    }
+    const value = plainPathParts(field) && fieldSql(field);
+    if (!value) return undefined;
+    const type = value.replace('json_extract', 'json_type');
+    keys.push(
+      `CASE ifnull(${type}, 'null') WHEN 'null' THEN 0 WHEN 'integer' THEN 1 WHEN 'real' THEN 1 WHEN 'text' THEN 2 WHEN 'object' THEN 3 WHEN 'array' THEN 4 ELSE 5 END ${dir}`,
+      `${value} ${dir}`,
+    );
+  }
+  keys.push('rowid');
+  return keys.join(', ');
+}
+
+/** SQL true when a document holds an array on (or on the way to) a sort field other than `_id`. */
+function arrayOnSortPath(sort: FindOptions['sort']): string | undefined {
+  const tests: string[] = [];
+  for (const field of Object.keys(sort ?? {})) {
+    if (field === '_id') continue;
+    const parts = field.split('.');
+    for (let i = 1; i <= parts.length; i++) {
+      const value = fieldSql(parts.slice(0, i).join('.'));
+      if (value) tests.push(`${value.replace('json_extract', 'json_type')} = 'array'`);
+    }
+  }
+  return tests.length ? tests.join(' OR ') : undefined;
+}
+
+/** The whole filter as mingo answers it, trying the compiled closures first. */
+function matcher(filter: Filter): (doc: Doc) => boolean {
+  const compiled = compileFilter(filter);
+  let full: { test(doc: Doc): boolean } | undefined;
+  const mingo = (doc: Doc) => (full ??= compileQuery(filter)).test(doc);
+  if (!compiled) return mingo;
+  return (doc) => {
+    const answer = compiled(doc);
+    return answer === UNDECIDED ? mingo(doc) : answer === 1;
+  };
+}
+
+/** The query operators only: the default context copies ~200 operators into every Query. */
+const QUERY_OPTIONS = {
+  context: Context.init({
+    query: Object.fromEntries(Object.entries(queryOperatorModule).filter(([name]) => name.startsWith('$'))) as NonNullable<
+      Parameters<typeof Context.init>[0]
+    >['query'],
+  }),
+};
+
+/** mingo's query, with the expression operators only for a filter that uses `$expr`. */
+function compileQuery(filter: Filter): { test(doc: Doc): boolean } {
+  return mentionsExpr(filter) ? new FullQuery(filter) : new MingoQuery(filter, QUERY_OPTIONS);
+}
+
+function mentionsExpr(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(mentionsExpr);
+  if (!value || typeof value !== 'object' || value instanceof RegExp) return false;
+  for (const [key, inner] of Object.entries(value)) if (key === '$expr' || mentionsExpr(inner)) return true;
+  return false;
+}
+
+/** Refuses an array in an indexed field: the expression indexes hold one value per document. */
+function checkIndexedFields(table: Table, doc: Doc): void {
+  for (const parts of table.indexPaths) {
+    let value: unknown = doc;
+    for (const part of parts) {
+      if (value === null || typeof value !== 'object') break;
+      if (Array.isArray(value)) break;
+      value = (value as Record<string, unknown>)[part];
+    }
+    if (Array.isArray(value)) throw new Error(`${table.name}.${parts.join('.')} is indexed and cannot hold an array`);
+  }
+}
+
+/** A DuplicateKeyError for SQLite's unique-constraint failure, or undefined for other errors. */
+function duplicateKey(collection: string, err: unknown): DuplicateKeyError | undefined {
+  const message = err instanceof Error ? err.message : '';
+  if (!/UNIQUE constraint failed/.test(message)) return undefined;
+  return new DuplicateKeyError(collection, message.replace(/^.*UNIQUE constraint failed: /, ''));
+}
+
+/**
+ * The fields of an inclusion projection of top-level fields (`{_id: 1}`, `{email: 1, name: 1}`),
+ * which the store applies itself; undefined for anything else.
+ */
+function inclusionFields(projection: Record<string, unknown>): string[] | undefined {
+  const fields = Object.keys(projection);
+  if (!fields.every((field) => projection[field] === 1 && !field.includes('.') && plainPathParts(field))) return undefined;
+  return fields.sort();
+}
+
+/** mingo's inclusion projection for top-level fields: the included fields in name order, then `_id`. */
+function project(doc: Doc, fields: string[]): Doc {
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = doc[field];
+    if (value !== undefined) out[field] = value;
+  }
+  if (out._id === undefined) out._id = doc._id;
+  return out as Doc;
+}
+
+function equalityId(condition: unknown): unknown {
+  if (condition && typeof condition === 'object' && !Array.isArray(condition) && Object.keys(condition).length === 1 && '$eq' in condition) {
+    return (condition as { $eq: unknown }).$eq;
+  }
+  return condition;
+}
+
+function requireId(doc: { _id?: unknown }): string {
+  if (typeof doc._id !== 'string') throw new Error('every document needs a string _id');
+  return doc._id;
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replace(/"/g, '""')}"`;
+}
