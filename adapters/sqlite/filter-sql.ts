@@ -48,35 +48,49 @@ export function fieldSql(path: string): string | undefined {
 
 /**
  * Compiles `filter`. `indexed` holds the top-level fields that some index of the collection
- * covers (their values are never arrays or objects).
+ * covers (their values are never arrays).
  */
 export function compileSql(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): CompiledSql {
-  return { index: indexTerms(filter, indexed, params), expr: compileObject(filter, params) };
+  const { terms, exact } = indexTerms(filter, indexed, params);
+  // What an index term answers exactly needs no second test in the expression.
+  const rest = exact.size ? Object.fromEntries(Object.entries(filter).filter(([key]) => !exact.has(key))) : filter;
+  return { index: terms, expr: compileObject(rest, params) };
 }
 
-function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): string[] {
+/**
+ * The index terms of a filter, and the fields they answer exactly: `_id` (the id column is the
+ * document's `_id`), and equality with a string on an indexed field (json_extract gives a JSON
+ * string as that text, and only an object or array could give other JSON text: arrays are
+ * refused in indexed fields, and a value that looks like JSON is left to the expression).
+ * Booleans and numbers share 1/0 in SQLite, so those terms only narrow.
+ */
+function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): { terms: string[]; exact: Set<string> } {
   const terms: string[] = [];
+  const exact = new Set<string>();
   for (const field of Object.keys(filter)) {
     const condition = filter[field];
     if (field === '_id') {
-      if (typeof condition === 'string') terms.push(`id = ${params.add(condition)}`);
-      else if (isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
+      if (typeof condition === 'string') {
+        terms.push(`id = ${params.add(condition)}`);
+        exact.add(field);
+      } else if (isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
         const ids = condition.$in as unknown[];
+        if (!ids.every((id) => isScalar(id) || id === null)) continue; // a RegExp in $in matches by pattern
         // Stored ids are strings; other values can never match, so they need no place here.
         const strings = ids.filter((id) => typeof id === 'string');
         terms.push(`id IN (SELECT value FROM json_each(${params.add(JSON.stringify(strings))}))`);
+        exact.add(field);
       }
       continue;
     }
     if (!indexed.has(field)) continue;
     const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
     const sql = fieldSql(field);
-    // Booleans come back from json_extract as 1/0, which numbers share: the expression decides.
-    if (sql && (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) {
-      terms.push(`${sql} = ${params.add(value)}`);
-    }
+    if (!sql || !(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) continue;
+    terms.push(`${sql} = ${params.add(value)}`);
+    if (typeof value === 'string' && !/^\s*[[{]/.test(value)) exact.add(field);
   }
-  return terms;
+  return { terms, exact };
 }
 
 function compileObject(filter: Filter, params: SqlParams): string {

@@ -32,9 +32,9 @@ import {
 } from '../../ports/store.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
-import { SqlParams, compileSql, fieldSql } from './filter-sql.ts';
+import { SqlParams, compileSql, fieldSql, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
-import { applyUpdate, buildUpsert, plainPathParts, toStored, type Stored } from './update.ts';
+import { applyUpdate, buildUpsert, isPlainObject, plainPathParts, toStored, type Stored } from './update.ts';
 
 export type SqliteStoreOptions = DatabaseOptions;
 
@@ -119,6 +119,10 @@ export class SqliteStore implements DocumentStore {
         throw new Error(`index on ${fields.join(',')} in ${collection} already exists with other options`);
       }
       if (!existing) {
+        const arrays = fields.flatMap((field) => arrayTests(field)).join(' OR ');
+        if (this.#db.statement(`SELECT 1 FROM ${table.sql} WHERE ${arrays} LIMIT 1`).get()) {
+          throw new Error(`cannot index ${fields.join(',')} in ${collection}: a document holds an array there`);
+        }
         try {
           await this.#db.write(() => this.#db.sqlite.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${table.sql} (${columns.join(', ')})`));
         } catch (err) {
@@ -286,11 +290,16 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   async aggregate<R = Doc>(pipeline: Record<string, unknown>[]): Promise<R[]> {
     const table = this.#table();
-    // A leading $match is answered by SQLite; the rest runs in mingo over the streamed rows.
+    // A leading $match is answered by SQLite; the rest runs in mingo over the streamed rows,
+    // except a $group counting by one field, which SQLite does (a count by event name over
+    // millions of events would otherwise parse every one of them).
     const [first, ...rest] = pipeline;
     const leadingMatch = first && Object.keys(first).length === 1 ? (first.$match as Filter | undefined) : undefined;
+    const stages = leadingMatch ? rest : pipeline;
+    const counting = countingGroup(stages[0]);
+    if (counting) return mingoAggregate(this.#countBy(table, leadingMatch ?? {}, counting), stages.slice(1)) as R[];
     const source = this.#matches(table, leadingMatch ?? {}, {});
-    return mingoAggregate(source as unknown as Doc[], leadingMatch ? rest : pipeline) as R[];
+    return mingoAggregate(source as unknown as Doc[], stages) as R[];
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -364,6 +373,52 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     }
   }
 
+  /**
+   * `{$group: {_id: '$field', name: {$sum: n}, ...}}` over the matches of `filter`: SQLite counts
+   * the rows it decides whose key is a scalar (or missing: null); mingo groups the others (rows
+   * the filter leaves undecided, keys that are arrays or objects), and the two are merged.
+   */
+  #countBy(table: Table, filter: Filter, group: CountingGroup): Doc[] {
+    const params = new SqlParams();
+    const compiled = compileSql(filter, table.indexed, params);
+    const where = compiled.index.length ? `WHERE ${compiled.index.join(' AND ')}` : '';
+    // An array on the way to the key makes MongoDB's key an array too.
+    const onTheWay = arrayTests(group.field).slice(0, -1);
+    const viaArray = onTheWay.length ? onTheWay.join(' OR ') : '0';
+    const rows = this.#db
+      .statement(
+        `SELECT js, k, t, count(*) AS n, json_group_array(id) FILTER (WHERE js) AS ids FROM (
+           SELECT id, k, t, (s IS NULL OR t IN ('array', 'object') OR a) AS js FROM (
+             SELECT id, ${group.value} AS k, ifnull(${group.value.replace('json_extract', 'json_type')}, 'null') AS t, (${compiled.expr}) AS s, (${viaArray}) AS a
+             FROM ${table.sql} ${where} LIMIT -1)
+           WHERE s IS NOT 0 LIMIT -1)
+         GROUP BY js, k, t`,
+      )
+      .all(...params.values) as { js: number; k: SqlValue; t: string; n: number; ids: string }[];
+    const counts = new Map<string, { key: unknown; n: number }>();
+    const add = (key: unknown, n: number) => {
+      const id = JSON.stringify(key);
+      const known = counts.get(id);
+      if (known) known.n += n;
+      else counts.set(id, { key, n });
+    };
+    const undecided: string[] = [];
+    for (const row of rows) {
+      if (row.js) undecided.push(...(JSON.parse(row.ids) as string[]));
+      else add(sqlScalar(row.k, row.t), row.n);
+    }
+    if (undecided.length) {
+      const test = matcher(filter);
+      const docs = [...this.#byIds(table, undecided)].filter((doc) => test(doc));
+      const groups = mingoAggregate(docs, [{ $group: { _id: `$${group.field}`, n: { $sum: 1 } } }]) as { _id: unknown; n: number }[];
+      for (const { _id, n } of groups) add(_id, n);
+    }
+    return [...counts.values()].map(({ key, n }) => ({
+      _id: key,
+      ...Object.fromEntries(group.sums.map(([name, each]) => [name, n * each])),
+    })) as Doc[];
+  }
+
   *#byIds(table: Table, ids: string[]): Generator<Doc> {
     const statement = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`);
     for (const row of statement.iterate(JSON.stringify(ids)) as Iterable<{ doc: string }>) yield JSON.parse(row.doc) as Doc;
@@ -425,18 +480,55 @@ function orderBy(sort: FindOptions['sort']): string | undefined {
   return keys.join(', ');
 }
 
+interface CountingGroup {
+  /** The grouped path, and its SQL value. */
+  field: string;
+  value: string;
+  /** Each output field and the constant it sums per document. */
+  sums: [string, number][];
+}
+
+/** A `$group` stage that only counts by one plain field, or undefined. */
+function countingGroup(stage: Record<string, unknown> | undefined): CountingGroup | undefined {
+  if (!stage || Object.keys(stage).length !== 1 || !isPlainObject(stage.$group)) return undefined;
+  const { _id: key, ...accumulators } = stage.$group;
+  if (typeof key !== 'string' || !key.startsWith('$') || key.startsWith('$$')) return undefined;
+  const field = key.slice(1);
+  const value = plainPathParts(field) && fieldSql(field);
+  if (!value) return undefined;
+  const sums: [string, number][] = [];
+  for (const [name, accumulator] of Object.entries(accumulators)) {
+    if (name.startsWith('$') || name.includes('.')) return undefined;
+    const each = isPlainObject(accumulator) && Object.keys(accumulator).length === 1 ? accumulator.$sum : undefined;
+    if (typeof each !== 'number' || !Number.isFinite(each)) return undefined;
+    sums.push([name, each]);
+  }
+  return { field, value, sums };
+}
+
+/** A scalar as json_extract gives it, with json_type's name for it, back in JavaScript. */
+function sqlScalar(value: SqlValue, type: string): unknown {
+  if (type === 'true') return true;
+  if (type === 'false') return false;
+  if (type === 'null') return null;
+  return value;
+}
+
 /** SQL true when a document holds an array on (or on the way to) a sort field other than `_id`. */
 function arrayOnSortPath(sort: FindOptions['sort']): string | undefined {
-  const tests: string[] = [];
-  for (const field of Object.keys(sort ?? {})) {
-    if (field === '_id') continue;
-    const parts = field.split('.');
-    for (let i = 1; i <= parts.length; i++) {
-      const value = fieldSql(parts.slice(0, i).join('.'));
-      if (value) tests.push(`${value.replace('json_extract', 'json_type')} = 'array'`);
-    }
-  }
+  const tests = Object.keys(sort ?? {}).flatMap((field) => (field === '_id' ? [] : arrayTests(field)));
   return tests.length ? tests.join(' OR ') : undefined;
+}
+
+/** SQL tests, one per step of a path, each true when the document holds an array there. */
+function arrayTests(field: string): string[] {
+  const parts = field.split('.');
+  const tests: string[] = [];
+  for (let i = 1; i <= parts.length; i++) {
+    const value = fieldSql(parts.slice(0, i).join('.'));
+    if (value) tests.push(`${value.replace('json_extract', 'json_type')} = 'array'`);
+  }
+  return tests;
 }
 
 /** The whole filter as mingo answers it, trying the compiled closures first. */
