@@ -17,8 +17,11 @@
  * mutating it without `saveState` changes nothing.
  *
  * Reminders: one-shot, collection `_actor_reminders`,
- * `{ _id: "<type>/<id>/<name>", type, id, name, dueAt (ISO), payload, requestId? }`, scheduled in memory by
- * one timer over a keyed min-heap (see timer-queue.ts). A due reminder runs `onReminder` as a
+ * `{ _id: "<type>/<id>/<name>", type, id, name, dueAt (ISO), payload, requestId? }`, indexed by
+ * `dueAt`. Only the reminders due within the next `reminderWindowMs` (and at most
+ * `reminderPageSize` of them at a time) are scheduled in memory, by one timer over a keyed
+ * min-heap (see timer-queue.ts); the window moves on by an indexed range query, so memory does not
+ * grow with the number of reminders waiting further ahead. A due reminder runs `onReminder` as a
  * turn of its actor; the record is deleted afterwards unless the handler set the same name
  * again; a handler that throws is retried with exponential backoff (1 s, 2 s, ... 60 s by
  * default) for as long as it takes. The attempt count lives in memory only, so a restart retries
@@ -28,7 +31,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
 import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
-import type { Collection, DocumentStore } from '../../ports/store.ts';
+import type { Collection, DocumentStore, Filter } from '../../ports/store.ts';
 import { TimerQueue, runDetached } from './timer-queue.ts';
 import { copyJson } from './json.ts';
 
@@ -56,6 +59,16 @@ export interface EmbeddedActorHostOptions {
   reminderMaxBackoffMs?: number;
   /** How many due reminders may be firing at once (default 64), so 100k overdue ones don't stampede. */
   reminderConcurrency?: number;
+  /** How far ahead reminders are scheduled in memory (default 60 s); later ones wait in the store. */
+  reminderWindowMs?: number;
+  /** Reminders read from the store per query (default 10,000), so an overdue backlog is paged. */
+  reminderPageSize?: number;
+}
+
+/** Where loading reminders from the store stands: every reminder before `at` (in (dueAt, _id) order) is scheduled. */
+interface LoadedTo {
+  dueAt: string;
+  id: string;
 }
 
 type AnyDefinition = ActorDefinition<any>;
@@ -105,6 +118,19 @@ export class EmbeddedActorHost implements ActorRuntime {
   /** Failed attempts of reminders currently retrying (only those). */
   readonly #reminderFailures = new Map<string, number>();
   readonly #firing = new Set<Promise<void>>();
+  readonly #windowMs: number;
+  readonly #pageSize: number;
+  /** Reminders up to this point are scheduled; undefined before the first load. */
+  #loadedTo: LoadedTo | undefined;
+  /** Due time (ms) up to which every stored reminder is scheduled in memory. */
+  #horizon = -Infinity;
+  /** The due time a load in progress is reading up to: a reminder set meanwhile is scheduled at once. */
+  #loadingUntil = -Infinity;
+  #loading: Promise<void> | undefined;
+  #loadTimer: NodeJS.Timeout | undefined;
+  /** Reminders in the store (for metrics), counted at start and kept by every write. */
+  #stored = 0;
+  readonly #skippedTypes = new Set<string>();
   #started = false;
   #stopping = false;
 
@@ -114,6 +140,8 @@ export class EmbeddedActorHost implements ActorRuntime {
     this.#backoffMs = positive(options.reminderBackoffMs, 1_000, 'reminderBackoffMs');
     this.#maxBackoffMs = positive(options.reminderMaxBackoffMs, 60_000, 'reminderMaxBackoffMs');
     this.#reminderConcurrency = positive(options.reminderConcurrency, 64, 'reminderConcurrency');
+    this.#windowMs = positive(options.reminderWindowMs, 60_000, 'reminderWindowMs');
+    this.#pageSize = positive(options.reminderPageSize, 10_000, 'reminderPageSize');
     this.#reminders = new TimerQueue(() => this.#fireDue());
   }
 
@@ -152,38 +180,95 @@ export class EmbeddedActorHost implements ActorRuntime {
     if (this.#started) return;
     this.#started = true;
     this.#stopping = false;
-    let records: Pick<ActorReminderRecord, '_id' | 'type' | 'dueAt'>[];
     try {
-      records = await this.#reminderCollection().find({}, { projection: { type: 1, dueAt: 1 } });
+      await this.#store.ensureIndexes(ACTOR_REMINDERS_COLLECTION, [{ keys: { dueAt: 1 } }]);
+      this.#stored = await this.#reminderCollection().countDocuments({});
+      this.#loadedTo = undefined;
+      this.#horizon = -Infinity;
+      await this.#loadReminders();
     } catch (err) {
       this.#started = false;
       throw err;
     }
-    const skipped = new Map<string, number>();
-    for (const rec of records) {
-      const definition = this.#definitions.get(rec.type);
-      if (!definition?.onReminder) {
-        skipped.set(rec.type, (skipped.get(rec.type) ?? 0) + 1);
-        continue;
-      }
-      const due = Date.parse(rec.dueAt);
-      // setIfAbsent: a setReminder that raced with this load already queued the newer time.
-      this.#reminders.setIfAbsent(rec._id, Number.isFinite(due) ? due : 0);
-    }
-    for (const [type, count] of skipped) {
-      console.error(
-        `[actor-host] ${count} persisted reminder(s) of actor type "${type}" not scheduled: ` +
-          'type not registered or has no onReminder (records kept)',
-      );
-    }
+    this.#loadTimer = runDetached(() => setInterval(() => void this.#loadReminders(), Math.max(1, this.#windowMs / 4)));
+    this.#loadTimer.unref();
     this.#reminders.resume();
     this.#fireDue();
+  }
+
+  /**
+   * Schedules the stored reminders due before now + window that are not scheduled yet, one page
+   * at a time in (dueAt, _id) order, while the heap has room for a page.
+   */
+  #loadReminders(): Promise<void> {
+    if (!this.#loading) {
+      const run = this.#loadPages();
+      this.#loading = run;
+      void run.finally(() => {
+        if (this.#loading === run) this.#loading = undefined;
+      });
+    }
+    return this.#loading;
+  }
+
+  async #loadPages(): Promise<void> {
+    try {
+      while (this.#reminders.size < this.#pageSize) {
+        const until = new Date(Date.now() + this.#windowMs).toISOString();
+        const after = this.#loadedTo;
+        if (after && after.dueAt >= until) return;
+        this.#loadingUntil = Date.parse(until);
+        const next: Filter = after ? { $or: [{ dueAt: { $gt: after.dueAt } }, { dueAt: after.dueAt, _id: { $gt: after.id } }] } : {};
+        const room = this.#pageSize - this.#reminders.size;
+        const page = await this.#reminderCollection().find(
+          { $and: [next, { dueAt: { $lt: until } }] },
+          { sort: { dueAt: 1, _id: 1 }, limit: room, projection: { type: 1, dueAt: 1 } },
+        );
+        for (const rec of page) this.#schedule(rec);
+        const last = page.at(-1);
+        if (page.length < room || !last) {
+          this.#loadedTo = { dueAt: until, id: '' };
+          this.#horizon = Date.parse(until);
+          return;
+        }
+        this.#loadedTo = { dueAt: last.dueAt, id: last._id };
+        this.#horizon = Date.parse(last.dueAt);
+      }
+    } catch (err) {
+      console.error('[actor-host] loading reminders failed; will try again:', err);
+    } finally {
+      this.#loadingUntil = -Infinity;
+    }
+  }
+
+  /** Whether a reminder due at `due` belongs in memory now (else loading will find it later). */
+  #inWindow(due: number): boolean {
+    return due <= Math.max(this.#horizon, this.#loadingUntil);
+  }
+
+  #schedule(rec: Pick<ActorReminderRecord, '_id' | 'type' | 'dueAt'>): void {
+    if (!this.#definitions.get(rec.type)?.onReminder) {
+      if (!this.#skippedTypes.has(rec.type)) {
+        this.#skippedTypes.add(rec.type);
+        console.error(
+          `[actor-host] persisted reminder(s) of actor type "${rec.type}" not scheduled: ` +
+            'type not registered or has no onReminder (records kept)',
+        );
+      }
+      return;
+    }
+    const due = Date.parse(rec.dueAt);
+    // setIfAbsent: a setReminder that raced with this load already queued the newer time.
+    this.#reminders.setIfAbsent(rec._id, Number.isFinite(due) ? due : 0);
   }
 
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#started = false;
     this.#reminders.pause();
+    if (this.#loadTimer) clearInterval(this.#loadTimer);
+    this.#loadTimer = undefined;
+    await this.#loading;
     // Turns may enqueue more turns (calls between actors), so wait until everything is quiet.
     while (this.#pumps.size > 0 || this.#firing.size > 0) {
       await Promise.allSettled([...this.#pumps, ...this.#firing]);
@@ -201,13 +286,14 @@ export class EmbeddedActorHost implements ActorRuntime {
     return this.#actors.size;
   }
 
-  /** Number of reminders scheduled in memory; for tests and metrics. */
+  /** Number of reminders scheduled in memory (those due within the window); for tests. */
   get scheduledReminders(): number {
     return this.#reminders.size;
   }
 
+  /** Every reminder set and not yet fired or deleted, in memory or waiting in the store. */
   pendingReminders(): number {
-    return this.#reminders.size;
+    return this.#stored;
   }
 
   // ---- turns ----------------------------------------------------------------------------
@@ -342,16 +428,20 @@ export class EmbeddedActorHost implements ActorRuntime {
           payload,
           ...(requestId ? { requestId } : {}),
         };
-        await this.#reminderCollection().replaceOne({ _id: rid }, record, { upsert: true });
+        const written = await this.#reminderCollection().replaceOne({ _id: rid }, record, { upsert: true });
+        if (written.upsertedId !== undefined) this.#stored++;
         this.#reminderFailures.delete(rid);
-        this.#reminders.set(rid, due);
+        // Within the loaded window it is scheduled now; later, loading will find it in the store.
+        if (this.#inWindow(due)) this.#reminders.set(rid, due);
+        else this.#reminders.delete(rid);
         (turn.setNames ??= new Set()).add(name);
       },
       deleteReminder: async (name: string) => {
         check('deleteReminder');
         checkReminderName(name);
         const rid = reminderKey(type, id, name);
-        await this.#reminderCollection().deleteOne({ _id: rid });
+        const deleted = await this.#reminderCollection().deleteOne({ _id: rid });
+        this.#stored -= deleted; // not `-= await`: that would read the count before the wait
         this.#reminders.delete(rid);
         this.#reminderFailures.delete(rid);
         turn.setNames?.delete(name);
@@ -368,6 +458,8 @@ export class EmbeddedActorHost implements ActorRuntime {
   /** Starts due reminders while there is capacity; called by the timer and when one finishes. */
   #fireDue(): void {
     if (!this.#started) return;
+    // A backlog larger than a page: read the next page once this one is half done.
+    if (this.#reminders.size < this.#pageSize / 2 && this.#loadedTo && Date.parse(this.#loadedTo.dueAt) < Date.now()) void this.#loadReminders();
     while (this.#firing.size < this.#reminderConcurrency) {
       const rid = this.#reminders.takeDue();
       if (rid === undefined) return;
@@ -400,13 +492,14 @@ export class EmbeddedActorHost implements ActorRuntime {
         const due = Date.parse(rec.dueAt);
         if (due > Date.now()) {
           // Replaced by a later time after this firing was taken off the heap.
-          this.#reminders.setIfAbsent(rid, due);
+          if (this.#inWindow(due)) this.#reminders.setIfAbsent(rid, due);
           return;
         }
         try {
           await withRequestId(rec.requestId, () => onReminder.call(definition, ctx, name, rec.payload));
           if (!turn.setNames?.has(name)) {
-            await this.#reminderCollection().deleteOne({ _id: rid });
+            const deleted = await this.#reminderCollection().deleteOne({ _id: rid });
+            this.#stored -= deleted;
             this.#reminders.delete(rid);
           }
           this.#reminderFailures.delete(rid);

@@ -36,6 +36,8 @@ export class Database {
   #waiters: Waiter[] = [];
   #commitScheduled = false;
   #walFd: number | undefined;
+  /** fsyncs under way (close waits for them: the WAL's descriptor must outlive them). */
+  readonly #syncing = new Set<Promise<void>>();
   #closed = false;
 
   constructor(file: string, options: DatabaseOptions = {}) {
@@ -92,20 +94,15 @@ export class Database {
     return new Promise<T>((resolve, reject) => this.#waiters.push({ resolve: () => resolve(result), reject }));
   }
 
-  /** Commits what is open now and waits until it is durable (used before close and by tools). */
-  async flush(): Promise<void> {
-    if (!this.#inTransaction) return;
-    await new Promise<void>((resolve, reject) => {
-      this.#waiters.push({ resolve, reject });
-      this.#commit();
-    });
-  }
-
-  /** Commits what is open (durably, before returning) and closes the database. */
-  close(): void {
+  /**
+   * Commits what is open (durably), waits for the fsyncs still running, and closes the database.
+   * Writes after this call are refused.
+   */
+  async close(): Promise<void> {
     this.assertOpen();
     if (this.#inTransaction) this.#commit(true);
     this.#closed = true;
+    await Promise.all(this.#syncing);
     this.#statements.clear();
     this.sqlite.close();
     if (this.#walFd !== undefined) fs.closeSync(this.#walFd);
@@ -153,7 +150,14 @@ export class Database {
       return;
     }
     // The commit is in the WAL, not yet on disk: fsync it off the event loop, then answer.
-    fs.fdatasync(this.#wal(), answer);
+    const syncing = new Promise<void>((done) =>
+      fs.fdatasync(this.#wal(), (err) => {
+        this.#syncing.delete(syncing);
+        answer(err);
+        done();
+      }),
+    );
+    this.#syncing.add(syncing);
   }
 
   /** The WAL file, opened once: SQLite keeps it (and reuses it) while its connection is open. */

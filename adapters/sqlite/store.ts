@@ -137,7 +137,7 @@ export class SqliteStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
-    this.#db.close();
+    await this.#db.close();
   }
 
   /** The table of a collection, created on first use (MongoDB creates collections implicitly). */

@@ -493,7 +493,8 @@ describe('EmbeddedActorHost', () => {
       await waitFor(() => fired.length === 1, 10_000, 'near reminder');
       await sleep(100);
       expect(fired.map((f) => f.id)).toEqual(['near']);
-      expect(host.scheduledReminders).toBe(1);
+      expect(host.pendingReminders()).toBe(1);
+      expect(host.scheduledReminders).toBe(0); // 40 days ahead: it waits in the store, not in memory
     });
 
     it('rejects reminder names with "/" and reminders on types without onReminder', async () => {
@@ -526,8 +527,42 @@ describe('EmbeddedActorHost', () => {
       const host = await newHost();
       await host.start();
       await waitFor(() => fired.length === 50, 20_000, 'due bulk reminders');
-      expect(host.scheduledReminders).toBe(n - 50);
+      await waitFor(() => host.pendingReminders() === n - 50, 5_000, 'fired records deleted');
+      expect(host.scheduledReminders).toBe(0); // an hour ahead: not in memory yet
       expect(new Set(fired.map((f) => f.payload)).size).toBe(50);
+    });
+
+    it('keeps in memory only the reminders of the window, a page at a time, and fires every one', async () => {
+      const n = 250;
+      const soon = Date.now() + 300;
+      const docs = Array.from({ length: n }, (_, i) => ({
+        _id: `timer/w${String(i).padStart(3, '0')}/wait`,
+        type: 'timer',
+        id: `w${i}`,
+        name: 'wait',
+        // 100 overdue (a backlog bigger than a page), 100 due in the window, 50 beyond it.
+        dueAt: new Date(i < 100 ? Date.now() - 1000 : i < 200 ? soon : Date.now() + 1_400).toISOString(),
+        payload: i,
+      }));
+      await reminders().insertMany(docs);
+      const host = await newHost({ reminderWindowMs: 1_000, reminderPageSize: 40 });
+      await host.start();
+      expect(host.scheduledReminders).toBeLessThanOrEqual(40);
+      let most = 0;
+      const watch = setInterval(() => (most = Math.max(most, host.scheduledReminders)), 5);
+      try {
+        await waitFor(() => fired.length === 200, 20_000, 'overdue and in-window reminders');
+        // Set while running: one inside the window, one beyond it.
+        await host.invoke('timer', 'late1', 'set', { name: 'late', inMs: 200 });
+        await host.invoke('timer', 'late2', 'set', { name: 'late', inMs: 1_500 });
+        await waitFor(() => fired.length === n + 2, 20_000, 'every reminder');
+      } finally {
+        clearInterval(watch);
+      }
+      expect(new Set(fired.map((f) => `${f.id}/${f.name}`)).size).toBe(n + 2);
+      expect(most).toBeLessThanOrEqual(40 + 2);
+      await waitFor(() => host.pendingReminders() === 0, 5_000, 'every record deleted');
+      expect(await reminders().countDocuments({})).toBe(0);
     });
   });
 });
