@@ -357,10 +357,12 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     let test: ((doc: Doc) => boolean) | undefined;
     let yielded = 0;
     let offset = 0;
+    const n = params.values.length;
+    const paged = `${sql} LIMIT ?${n + 1} OFFSET ?${n + 2}`;
     for (let ask = options.wanted; ; ) {
-      const statement = this.#db.statement(ask === undefined ? sql : `${sql} LIMIT ${ask} OFFSET ${offset}`);
+      const rowsOf = ask === undefined ? this.#db.statement(sql).iterate(...params.values) : this.#db.statement(paged).iterate(...params.values, ask, offset);
       let rows = 0;
-      for (const row of statement.iterate(...params.values) as Iterable<Row>) {
+      for (const row of rowsOf as Iterable<Row>) {
         rows++;
         const doc = JSON.parse(row.doc) as Doc;
         if (row.sure !== 1 && !(test ??= matcher(filter))(doc)) continue;
