@@ -25,8 +25,10 @@ type Ctx = ActorContext<ContactState>;
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}): Promise<ContactResult> => {
     const state = (await ctx.loadState()) ?? (await seed(p, ctx.id));
-    // A system event with a given id that is recorded already: this is a redelivery, do nothing.
-    if (command.kind === 'recordSystemEvent' && command.eventId && (await eventsOf(p.store).findOne({ _id: command.eventId }, { projection: { _id: 1 } }))) {
+    // A system event with a given id that is recorded already: this is a redelivery, do nothing;
+    // the same for a tracked event marked `once` (the retry of a call a crash cut off).
+    const givenId = command.kind === 'recordSystemEvent' ? command.eventId : command.kind === 'track' && command.event?.once ? command.event.id : undefined;
+    if (givenId && (await eventsOf(p.store).findOne({ _id: givenId }, { projection: { _id: 1 } }))) {
       return { contact: toContact({ _id: ctx.id, ...state }), eventIds: [] };
     }
     const now = new Date();

@@ -24,8 +24,12 @@ export type ContactCommand =
   /** POST /contacts, CSV import, static segment add: merge data, subscription only when given. */
   | { kind: 'upsert'; subscribed?: boolean; data?: ContactData }
   | { kind: 'patch'; email?: string; subscribed?: boolean; data?: ContactData }
-  /** POST /v1/track and /v1/send: persistent data is merged; `event` is recorded. */
-  | { kind: 'track'; subscribed?: boolean; data?: ContactData; event?: { id: string; name: string } }
+  /**
+   * POST /v1/track and /v1/send: persistent data is merged; `event` is recorded. With `once`, an
+   * event with that id recorded already makes the call a no-op (see the shell): the retry of a
+   * call a crash cut off after its turn.
+   */
+  | { kind: 'track'; subscribed?: boolean; data?: ContactData; event?: { id: string; name: string; once?: boolean } }
   /** Unsubscribe link, bounce, complaint, bulk jobs. */
   | { kind: 'setSubscribed'; subscribed: boolean }
   /** Service-generated activity such as `email.open`; `eventId` makes a repeat a no-op (see the shell). */

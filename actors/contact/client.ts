@@ -12,7 +12,8 @@ export function contactActorClient(p: Platform, contactId: string) {
       subscribed?: boolean;
       data?: ContactData;
       transient?: Record<string, SimpleValue>;
-      event?: { id: string; name: string };
+      /** `once`: when an event with this id is recorded already, the call does nothing. */
+      event?: { id: string; name: string; once?: boolean };
     }) => call('track', input),
     setSubscribed: (subscribed: boolean) => call('setSubscribed', { subscribed }),
     /** With an `eventId`, a repeat of the same call records nothing (for at-least-once senders). */

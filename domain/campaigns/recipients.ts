@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { CampaignState } from '../../actors/campaign/behaviour.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
+import { derivedId } from '../ids.ts';
 import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../mail/outbound.ts';
 import type { Recipient } from './audience.ts';
 
@@ -10,10 +10,7 @@ import type { Recipient } from './audience.ts';
  * same id, so a batch that runs again after a crash finds its emails instead of adding new ones.
  * UUID-shaped, because Message-IDs (and the complaint parser reading them back) carry email ids.
  */
-export function recipientEmailId(campaignId: string, contactId: string): string {
-  const h = createHash('sha256').update(`campaign\u0000${campaignId}\u0000${contactId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+export const recipientEmailId = (campaignId: string, contactId: string): string => derivedId('campaign', campaignId, contactId);
 
 /**
  * Writes one marketing email per recipient and hands each to the mailer, once however often the

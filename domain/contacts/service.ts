@@ -16,12 +16,17 @@ export async function resolveContact(
   projectId: string,
   email: string,
   subscribedIfNew: boolean,
+  /**
+   * The id a new contact gets, planned before a crash could cut the work off: a repeat finds the
+   * contact with that id and knows it created it (`created: true` again).
+   */
+  idIfNew: string = newId(),
 ): Promise<{ id: string; created: boolean }> {
   const collection = contacts(p.store);
   const existing = await collection.findOne({ projectId, email }, { projection: { _id: 1 } });
-  if (existing) return { id: existing._id, created: false };
+  if (existing) return { id: existing._id, created: existing._id === idIfNew };
   const at = nowIso();
-  const doc: ContactDoc = { _id: newId(), projectId, email, subscribed: subscribedIfNew, data: {}, createdAt: at, updatedAt: at };
+  const doc: ContactDoc = { _id: idIfNew, projectId, email, subscribed: subscribedIfNew, data: {}, createdAt: at, updatedAt: at };
   try {
     await collection.insertOne(doc);
     return { id: doc._id, created: true };
@@ -29,7 +34,7 @@ export async function resolveContact(
     if (!(err instanceof DuplicateKeyError)) throw err;
     const winner = await collection.findOne({ projectId, email }, { projection: { _id: 1 } });
     if (!winner) throw err;
-    return { id: winner._id, created: false };
+    return { id: winner._id, created: winner._id === idIfNew };
   }
 }
 

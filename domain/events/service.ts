@@ -5,6 +5,7 @@ import { contacts, eventKey } from '../contacts/collection.ts';
 import { splitCallData, type CallData } from '../contacts/schema.ts';
 import { getContactDoc, resolveContact } from '../contacts/service.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
+import type { Attempt } from '../idempotency.ts';
 import { newId } from '../ids.ts';
 import { eventView, events, isSystemEventName } from './collection.ts';
 
@@ -15,26 +16,31 @@ export interface TrackInput {
   data?: CallData;
 }
 
-/** POST /v1/track: find or create the contact, record the event, publish it to workflows. */
-export async function track(p: Platform, projectId: string, input: TrackInput) {
+/**
+ * POST /v1/track: find or create the contact, record the event, publish it to workflows. The
+ * event's id is the attempt's seed, so the take-over of a call a crash cut off after its event was
+ * recorded finds that event instead of recording a second one.
+ */
+export async function track(p: Platform, projectId: string, input: TrackInput, attempt: Attempt = { seed: newId(), resumed: false }) {
   if (isSystemEventName(input.event)) {
     throw invalid('event', `"${input.event}" is a reserved system event name and cannot be tracked`, 'reserved_name');
   }
   const { persistent, transient } = splitCallData(input.data);
-  const eventId = newId();
+  const eventId = attempt.seed;
+  const once = attempt.resumed ? { once: true } : {};
   // A contact deleted between lookup and turn is created afresh on the second try.
-  for (let attempt = 0; ; attempt++) {
+  for (let tries = 0; ; tries++) {
     const { id } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
     try {
       await contactActorClient(p, id).track({
         subscribed: input.subscribed,
         data: persistent,
         transient,
-        event: { id: eventId, name: input.event },
+        event: { id: eventId, name: input.event, ...once },
       });
       return { contact: id, event: eventId, timestamp: new Date().toISOString() };
     } catch (err) {
-      if (!(err instanceof AppError && err.code === 'NOT_FOUND' && attempt === 0)) throw err;
+      if (!(err instanceof AppError && err.code === 'NOT_FOUND' && tries === 0)) throw err;
     }
   }
 }

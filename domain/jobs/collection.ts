@@ -49,6 +49,11 @@ export const CHUNK = 50;
 export interface JobPayloadDoc extends Doc {
   jobId: string;
   items: ImportRow[] | string[];
+  /**
+   * Imports: the id each row's contact gets if the row creates it, saved before the chunk runs,
+   * so a chunk run again after a crash counts the contacts its first run created as created.
+   */
+  newIds?: string[];
 }
 
 export const jobs = (store: DocumentStore) => store.collection<JobDoc>('jobs');

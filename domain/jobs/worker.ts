@@ -4,8 +4,8 @@ import type { Platform } from '../../runtime/platform.ts';
 import { contacts } from '../contacts/collection.ts';
 import { resolveContact } from '../contacts/service.ts';
 import { AppError } from '../errors.ts';
-import { nowIso } from '../ids.ts';
-import { chunkId, JOBS_TOPIC, jobPayloads, jobs, type ImportRow, type JobDoc, type JobError } from './collection.ts';
+import { newId, nowIso } from '../ids.ts';
+import { chunkId, JOBS_TOPIC, jobPayloads, jobs, type ImportRow, type JobDoc, type JobError, type JobPayloadDoc } from './collection.ts';
 
 /** A job keeps this many row errors; the `failed` count keeps counting past it. */
 const MAX_ERRORS = 1000;
@@ -55,9 +55,10 @@ async function runJob(p: Platform, jobId: string): Promise<void> {
     const stored = await jobPayloads(p.store).findOne({ _id: chunkId(jobId, at) });
     if (!stored) throw new Error(`job ${jobId} has lost its input at item ${at}`);
     const chunk = stored.items;
+    const newIds = job.type === 'IMPORT' ? await plannedIds(p, stored) : [];
     const counts = { created: 0, updated: 0, failed: 0 };
     const errors: JobError[] = [];
-    (await runChunk(p, job, chunk)).forEach((outcome, i) => {
+    (await runChunk(p, job, chunk, newIds)).forEach((outcome, i) => {
       if (!(outcome instanceof AppError)) counts[outcome]++;
       else {
         counts.failed++;
@@ -90,7 +91,7 @@ const PARALLEL = 16;
  * a repeated email wins, as it would one by one). A row's own problem (an AppError) is its
  * outcome; anything else is infrastructure trouble and fails the chunk, to be retried.
  */
-async function runChunk(p: Platform, job: JobDoc, chunk: (ImportRow | string)[]): Promise<(Outcome | AppError)[]> {
+async function runChunk(p: Platform, job: JobDoc, chunk: (ImportRow | string)[], newIds: string[]): Promise<(Outcome | AppError)[]> {
   const lanes = new Map<string, number[]>();
   chunk.forEach((item, i) => {
     const key = typeof item === 'string' ? item : item.email;
@@ -102,7 +103,7 @@ async function runChunk(p: Platform, job: JobDoc, chunk: (ImportRow | string)[])
     for (let lane = waiting.shift(); lane; lane = waiting.shift()) {
       for (const i of lane) {
         try {
-          outcomes[i] = await runItem(p, job, chunk[i]);
+          outcomes[i] = await runItem(p, job, chunk[i], newIds[i]);
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
           outcomes[i] = err;
@@ -114,12 +115,26 @@ async function runChunk(p: Platform, job: JobDoc, chunk: (ImportRow | string)[])
   return outcomes;
 }
 
+/**
+ * The ids the rows of an import chunk give the contacts they create: planned and saved once,
+ * before the chunk's first run, and the same for every run after (the first save wins).
+ */
+async function plannedIds(p: Platform, stored: JobPayloadDoc): Promise<string[]> {
+  if (stored.newIds) return stored.newIds;
+  const planned = stored.items.map(() => newId());
+  const collection = jobPayloads(p.store);
+  await collection.updateOne({ _id: stored._id, newIds: { $exists: false } }, { $set: { newIds: planned } });
+  const saved = await collection.findOne({ _id: stored._id }, { projection: { newIds: 1 } });
+  if (!saved?.newIds) throw new Error(`job ${stored.jobId}: the contact ids of chunk ${stored._id} were not saved`);
+  return saved.newIds;
+}
+
 const errorFor = (item: ImportRow | string, message: string): JobError =>
   typeof item === 'string' ? { contactId: item, message } : { row: item.row, message };
 
-async function runItem(p: Platform, job: JobDoc, item: ImportRow | string): Promise<Outcome> {
+async function runItem(p: Platform, job: JobDoc, item: ImportRow | string, idIfNew?: string): Promise<Outcome> {
   if (typeof item !== 'string') {
-    const { id, created } = await resolveContact(p, job.projectId, item.email, item.subscribed ?? true);
+    const { id, created } = await resolveContact(p, job.projectId, item.email, item.subscribed ?? true, idIfNew);
     await contactActorClient(p, id).upsert({ subscribed: item.subscribed, data: item.data });
     return created ? 'created' : 'updated';
   }

@@ -1,4 +1,4 @@
-import type { Doc } from '../../ports/store.ts';
+import { DuplicateKeyError, type Doc } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import type { SimpleValue } from '../contacts/schema.ts';
 import { newId, nowIso } from '../ids.ts';
@@ -73,17 +73,37 @@ export async function ensureEmailIndexes(store: Platform['store']): Promise<void
 /**
  * Accepts emails for sending: every record (and the attachments they share) is written before
  * any is published, so an accepted email is either sent or visibly not (SKIPPED, FAILED).
+ *
+ * `resumed`: the batch repeats one a crash cut off, with the same email ids and `attachmentsId`.
+ * The emails written then are left as they are (the mailer owns them), and of those only the
+ * ones still QUEUED are published again (the mailer's claim makes a second message a no-op).
  */
-export async function queueEmails(p: Platform, batch: EmailDoc[], attachments: Attachment[] = []): Promise<void> {
+export async function queueEmails(
+  p: Platform,
+  batch: EmailDoc[],
+  attachments: Attachment[] = [],
+  options: { attachmentsId?: string; resumed?: boolean } = {},
+): Promise<void> {
   if (batch.length === 0) return;
+  const known = options.resumed
+    ? new Map((await emails(p).find({ _id: { $in: batch.map((e) => e._id) } }, { projection: { status: 1 } })).map((e) => [e._id, e.status]))
+    : new Map<string, EmailStatus>();
+  const fresh = batch.filter((e) => !known.has(e._id));
   if (attachments.length > 0 && batch.some((e) => e.status === 'QUEUED')) {
-    const attachmentsId = newId();
-    await emailAttachments(p).insertOne({ _id: attachmentsId, projectId: batch[0].projectId, items: attachments });
+    const attachmentsId = options.attachmentsId ?? newId();
+    // Resumed: the attachments were written before any email, and are gone once those were sent.
+    if (fresh.some((e) => e.status === 'QUEUED')) {
+      try {
+        await emailAttachments(p).insertOne({ _id: attachmentsId, projectId: batch[0].projectId, items: attachments });
+      } catch (err) {
+        if (!(options.resumed && err instanceof DuplicateKeyError)) throw err;
+      }
+    }
     for (const email of batch) email.attachmentsId = attachmentsId;
   }
-  await emails(p).insertMany(batch);
+  if (fresh.length > 0) await emails(p).insertMany(fresh);
   for (const email of batch) {
-    if (email.status === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId });
+    if ((known.get(email._id) ?? email.status) === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId });
   }
 }
 

@@ -4,7 +4,8 @@ import { splitCallData } from '../contacts/schema.ts';
 import { resolveContact } from '../contacts/service.ts';
 import { requireVerifiedSender } from '../domains/sender.ts';
 import { AppError, invalid } from '../errors.ts';
-import { newId, nowIso } from '../ids.ts';
+import type { Attempt } from '../idempotency.ts';
+import { derivedId, newId, nowIso } from '../ids.ts';
 import { queueEmails, type EmailDoc } from '../mail/outbound.ts';
 import { getTemplate } from '../templates/service.ts';
 import type { SendInput } from './schema.ts';
@@ -13,8 +14,10 @@ import type { SendInput } from './schema.ts';
  * POST /v1/send: one email per recipient (no recipient sees another), from a verified domain,
  * with the template's fields unless the request overrides them. New contacts are unsubscribed
  * unless `subscribed: true`; a marketing template never reaches an unsubscribed contact.
+ * The emails' ids are derived from the attempt's seed, so the take-over of a request a crash cut
+ * off finds the emails it queued (and maybe sent) instead of queueing them a second time.
  */
-export async function send(p: Platform, projectId: string, input: SendInput) {
+export async function send(p: Platform, projectId: string, input: SendInput, attempt: Attempt = { seed: newId(), resumed: false }) {
   const template = input.template ? await templateFor(p, projectId, input.template) : undefined;
   const subject = input.subject ?? template?.subject;
   const body = input.body ?? template?.body;
@@ -31,13 +34,13 @@ export async function send(p: Platform, projectId: string, input: SendInput) {
   const { persistent, transient } = splitCallData(input.data);
   const createdAt = nowIso();
   const batch: EmailDoc[] = [];
-  for (const recipient of recipients(input.to)) {
+  for (const [index, recipient] of recipients(input.to).entries()) {
     const { id } = await resolveContact(p, projectId, recipient.email, input.subscribed ?? false);
     // Persistent data lands on the contact; `subscribed` only ever applied to a new contact.
     const { contact } = await contactActorClient(p, id).upsert({ data: persistent });
     const deliver = kind !== 'marketing' || contact!.subscribed;
     batch.push({
-      _id: newId(),
+      _id: derivedId('send', attempt.seed, String(index)),
       projectId,
       contactId: id,
       kind,
@@ -57,7 +60,7 @@ export async function send(p: Platform, projectId: string, input: SendInput) {
       createdAt,
     });
   }
-  await queueEmails(p, batch, input.attachments ?? []);
+  await queueEmails(p, batch, input.attachments ?? [], { attachmentsId: derivedId('send-attachments', attempt.seed), resumed: attempt.resumed });
   return {
     emails: batch.map((e) => ({ contact: { id: e.contactId!, email: e.to }, email: e._id, status: e.status as 'QUEUED' | 'SKIPPED' })),
     timestamp: createdAt,

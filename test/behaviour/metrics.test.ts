@@ -3,20 +3,9 @@ import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
+import { sample } from '../harness/metrics.ts';
 
 const TOKEN = 'metrics-token-for-the-test';
-
-/** The value of one sample of the Prometheus text format, or undefined when it is not there. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 describe('GET /metrics', () => {
   let instance: Instance;

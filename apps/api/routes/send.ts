@@ -13,7 +13,7 @@ export function sendRoutes(p: Platform): RouteSpec[] {
       bodyLimit: LIMITS.body.sendBytes,
       body: sendSchema,
       response: sendResponseSchema,
-      handle: (input) => withIdempotencyKey(p, input, 'send', () => send(p, input.auth.projectId, input.body)),
+      handle: (input) => withIdempotencyKey(p, input, 'send', (attempt) => send(p, input.auth.projectId, input.body, attempt)),
     }),
   ];
 }

@@ -20,7 +20,7 @@ export function trackRoutes(p: Platform): RouteSpec[] {
         data: callDataSchema.optional(),
       }),
       response: z.object({ contact: z.string(), event: z.string(), timestamp: z.string() }),
-      handle: (input) => withIdempotencyKey(p, input, 'track', () => track(p, input.auth.projectId, input.body)),
+      handle: (input) => withIdempotencyKey(p, input, 'track', (attempt) => track(p, input.auth.projectId, input.body, attempt)),
     }),
   ];
 }
