@@ -19,7 +19,8 @@ export async function embeddedAdapters(config: Config, log: Logger): Promise<Ada
   if (imported !== undefined) log.info({ lines: imported, from: journalDir }, 'imported the journal store into SQLite; the journal files are kept');
   return {
     store,
-    actors: new EmbeddedActorHost(store),
+    // Each actor turn one unit: its state, projections and published messages commit together.
+    actors: new EmbeddedActorHost(store, { unit: (turn) => store.unit(turn) }),
     pubsub: new EmbeddedPubSub(store),
     limiter: new MemoryRateLimiter(),
   };

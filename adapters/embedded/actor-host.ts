@@ -12,9 +12,10 @@
  *
  * State: collection `_actor_state`, `{ _id: "<type>/<id>", type, id, state }`. `saveState` writes
  * through (durable when it resolves); the host caches the state while the actor is active and
- * drops the activation after `idleMs` without a turn. State is not transactional: what a turn
- * saved stays saved even if the turn throws afterwards. `loadState` hands out a copy, so
- * mutating it without `saveState` changes nothing.
+ * drops the activation after `idleMs` without a turn. State is not rolled back: what a turn
+ * saved stays saved even if the turn throws afterwards. With the `unit` option (the SQLite
+ * store's), a turn's writes are committed together, so a crash keeps all of a turn or none of it.
+ * `loadState` hands out a copy, so mutating it without `saveState` changes nothing.
  *
  * Reminders: one-shot, collection `_actor_reminders`,
  * `{ _id: "<type>/<id>/<name>", type, id, name, dueAt (ISO), payload, requestId? }`, indexed by
@@ -63,6 +64,11 @@ export interface EmbeddedActorHostOptions {
   reminderWindowMs?: number;
   /** Reminders read from the store per query (default 10,000), so an overdue backlog is paged. */
   reminderPageSize?: number;
+  /**
+   * Runs each turn as one unit of the store, so that its writes commit together (the SQLite
+   * store's `unit`); by default a turn's writes are committed one by one.
+   */
+  unit?: <T>(turn: () => Promise<T>) => Promise<T>;
 }
 
 /** Where loading reminders from the store stands: every reminder before `at` (in (dueAt, _id) order) is scheduled. */
@@ -118,6 +124,7 @@ export class EmbeddedActorHost implements ActorRuntime {
   /** Failed attempts of reminders currently retrying (only those). */
   readonly #reminderFailures = new Map<string, number>();
   readonly #firing = new Set<Promise<void>>();
+  readonly #unit: <T>(turn: () => Promise<T>) => Promise<T>;
   readonly #windowMs: number;
   readonly #pageSize: number;
   /** Reminders up to this point are scheduled; undefined before the first load. */
@@ -140,6 +147,7 @@ export class EmbeddedActorHost implements ActorRuntime {
     this.#backoffMs = positive(options.reminderBackoffMs, 1_000, 'reminderBackoffMs');
     this.#maxBackoffMs = positive(options.reminderMaxBackoffMs, 60_000, 'reminderMaxBackoffMs');
     this.#reminderConcurrency = positive(options.reminderConcurrency, 64, 'reminderConcurrency');
+    this.#unit = options.unit ?? ((turn) => turn());
     this.#windowMs = positive(options.reminderWindowMs, 60_000, 'reminderWindowMs');
     this.#pageSize = positive(options.reminderPageSize, 10_000, 'reminderPageSize');
     this.#reminders = new TimerQueue(() => this.#fireDue());
@@ -346,7 +354,8 @@ export class EmbeddedActorHost implements ActorRuntime {
         const ctx = this.#context(activation, turn);
         turn.frame.active = true;
         try {
-          const result = await turn.enter(() => this.#calls.run(turn.frame, () => turn.work(ctx, turn)));
+          // The unit inside `enter`: a turn called from a turn is part of its caller's unit.
+          const result = await turn.enter(() => this.#calls.run(turn.frame, () => this.#unit(() => turn.work(ctx, turn))));
           turn.resolve(result);
         } catch (err) {
           turn.reject(err);

@@ -7,6 +7,14 @@
  * on disk. The transaction is committed once per event-loop turn, so the writes of every request
  * handled in that turn share one commit and one fsync.
  *
+ * Units: an actor turn runs as a unit (`unit()`). Its writes resolve at once and the unit resolves
+ * once they are durable; no commit happens while a unit is open, so a turn's state, projections
+ * and published messages (the pub/sub queue is a table here) are committed together or not at all.
+ * When a commit is due while units are open, new units wait at a gate until the open ones finish
+ * (a turn called from inside a unit is part of it and does not wait); a unit still open after
+ * `maxUnitMs` is committed in parts and no longer waited for, so a long turn (one waiting on a
+ * slow webhook) or two turns waiting on each other hold the others back that long, once.
+ *
  * Durability: the WAL runs with `synchronous=NORMAL` (no fsync inside COMMIT, which would block
  * the event loop for every group) and the store fsyncs the WAL file itself on the thread pool
  * (fdatasync) before it resolves the group's promises. An acknowledged write is therefore on disk,
@@ -15,11 +23,20 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
 export interface DatabaseOptions {
   /** SQLite page cache in MiB (default 64): the bound on what the store keeps in memory. */
   cacheMb?: number;
+  /** How long a due commit waits for open units before it commits anyway (default 100 ms). */
+  maxUnitMs?: number;
+}
+
+/** What a unit knows of itself while it runs. */
+interface UnitState {
+  /** The transaction of its last write, if it wrote. */
+  wroteIn?: number;
 }
 
 interface Waiter {
@@ -36,14 +53,23 @@ export class Database {
   #waiters: Waiter[] = [];
   #commitScheduled = false;
   #walFd: number | undefined;
-  /** fsyncs under way (close waits for them: the WAL's descriptor must outlive them). */
-  readonly #syncing = new Set<Promise<void>>();
+  readonly #units = new AsyncLocalStorage<UnitState>();
+  readonly #maxUnitMs: number;
+  /** Units a due commit waits for (top-level ones; nested turns are part of their caller's). */
+  readonly #open = new Set<UnitState>();
+  /** A commit is due and waits for the open units; new units wait at the gate meanwhile. */
+  #draining: { gate: Promise<void>; open: () => void; timer: NodeJS.Timeout } | undefined;
+  /** Numbers transactions: the open one, or the next. */
+  #transaction = 0;
+  /** Committed transactions whose fsync is under way, and its promise. */
+  readonly #durable = new Map<number, Promise<void>>();
   #closed = false;
 
   constructor(file: string, options: DatabaseOptions = {}) {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.file = file;
     this.sqlite = new DatabaseSync(file);
+    this.#maxUnitMs = options.maxUnitMs ?? 100;
     const cacheKib = Math.max(1, Math.round((options.cacheMb ?? 64) * 1024));
     this.sqlite.exec(`
       PRAGMA journal_mode = WAL;
@@ -91,7 +117,40 @@ export class Database {
       return Promise.reject(err);
     }
     this.#scheduleCommit();
+    const unit = this.#units.getStore();
+    if (unit) {
+      // Durable when the unit ends (unit() waits for it): waiting here would wait for itself.
+      unit.wroteIn = this.#transaction;
+      return Promise.resolve(result!);
+    }
     return new Promise<T>((resolve, reject) => this.#waiters.push({ resolve: () => resolve(result), reject }));
+  }
+
+  /**
+   * Runs `turn` as a unit (see the top of this file) and resolves with its result once every write
+   * it made is durable. A unit inside a unit is part of the outer one.
+   */
+  async unit<T>(turn: () => Promise<T>): Promise<T> {
+    if (this.#units.getStore()) return turn();
+    while (this.#draining) await this.#draining.gate;
+    const state: UnitState = {};
+    this.#open.add(state);
+    let result: T;
+    try {
+      result = await this.#units.run(state, turn);
+    } finally {
+      if (this.#open.delete(state) && this.#open.size === 0 && this.#draining) this.#commit();
+    }
+    if (state.wroteIn !== undefined) await this.#whenDurable(state.wroteIn);
+    return result;
+  }
+
+  /** Resolves once transaction `n` is committed and on disk. */
+  #whenDurable(n: number): Promise<void> {
+    if (n === this.#transaction && this.#inTransaction) {
+      return new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    }
+    return this.#durable.get(n) ?? Promise.resolve();
   }
 
   /**
@@ -102,7 +161,7 @@ export class Database {
     this.assertOpen();
     if (this.#inTransaction) this.#commit(true);
     this.#closed = true;
-    await Promise.all(this.#syncing);
+    await Promise.allSettled(this.#durable.values());
     this.#statements.clear();
     this.sqlite.close();
     if (this.#walFd !== undefined) fs.closeSync(this.#walFd);
@@ -114,18 +173,39 @@ export class Database {
   }
 
   #scheduleCommit(): void {
-    if (this.#commitScheduled) return;
+    if (this.#commitScheduled || this.#draining) return;
     this.#commitScheduled = true;
     setImmediate(() => {
       this.#commitScheduled = false;
-      if (this.#inTransaction) this.#commit();
+      if (!this.#inTransaction || this.#draining) return;
+      if (this.#open.size === 0) {
+        this.#commit();
+        return;
+      }
+      // Units are open: let them finish (new ones wait), then commit; or commit anyway in time.
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const timer = setTimeout(() => {
+        // Units still open are too slow to wait for: from here on they are committed in parts.
+        this.#open.clear();
+        this.#commit();
+      }, this.#maxUnitMs);
+      this.#draining = { gate, open, timer };
     });
   }
 
   #commit(wait = false): void {
+    const draining = this.#draining;
+    this.#draining = undefined;
+    if (draining) {
+      clearTimeout(draining.timer);
+      draining.open();
+    }
+    if (!this.#inTransaction) return;
     const waiters = this.#waiters;
     this.#waiters = [];
     this.#inTransaction = false;
+    const transaction = this.#transaction++;
     try {
       this.sqlite.exec('COMMIT');
     } catch (err) {
@@ -137,7 +217,6 @@ export class Database {
       for (const waiter of waiters) waiter.reject(err);
       return;
     }
-    if (waiters.length === 0) return;
     const answer = (err: unknown) => {
       for (const waiter of waiters) {
         if (err) waiter.reject(err);
@@ -150,14 +229,16 @@ export class Database {
       return;
     }
     // The commit is in the WAL, not yet on disk: fsync it off the event loop, then answer.
-    const syncing = new Promise<void>((done) =>
+    const durable = new Promise<void>((resolve, reject) =>
       fs.fdatasync(this.#wal(), (err) => {
-        this.#syncing.delete(syncing);
+        this.#durable.delete(transaction);
         answer(err);
-        done();
+        if (err) reject(err);
+        else resolve();
       }),
     );
-    this.#syncing.add(syncing);
+    durable.catch(() => undefined); // its waiters have the error
+    this.#durable.set(transaction, durable);
   }
 
   /** The WAL file, opened once: SQLite keeps it (and reuses it) while its connection is open. */

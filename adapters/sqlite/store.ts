@@ -86,6 +86,14 @@ export class SqliteStore implements DocumentStore {
   }
 
   /**
+   * Runs an actor turn as one unit: its writes are committed together, and it resolves once they
+   * are durable (see database.ts).
+   */
+  unit<T>(turn: () => Promise<T>): Promise<T> {
+    return this.#db.unit(turn);
+  }
+
+  /**
    * Copies the journal store of earlier versions (in `dir`) into the database, once; the
    * journal's lines applied, or undefined when there was nothing to import.
    */
