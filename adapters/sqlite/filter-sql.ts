@@ -80,6 +80,12 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
         const strings = ids.filter((id) => typeof id === 'string');
         terms.push(`id IN (SELECT value FROM json_each(${params.add(JSON.stringify(strings))}))`);
         exact.add(field);
+      } else if (isPlainObject(condition) && Object.keys(condition).length > 0) {
+        // A range of string ids (a cursor page): ids are strings, so it is exact on the id column.
+        const ops = Object.entries(condition);
+        if (!ops.every(([op, operand]) => op in ORDER_SQL && typeof operand === 'string')) continue;
+        for (const [op, operand] of ops) terms.push(`id ${ORDER_SQL[op as keyof typeof ORDER_SQL]} ${params.add(operand as string)}`);
+        exact.add(field);
       }
       continue;
     }

@@ -119,10 +119,12 @@ export class SqliteStore implements DocumentStore {
       const unique = spec.unique ?? false;
       const columns = fields.map((field) => fieldSql(field));
       if (columns.some((column) => column === undefined)) throw new Error(`cannot index ${fields.join(',')} in ${collection}`);
-      const name = quote(`${collection}:${fields.join(',')}`);
-      const existing = this.#db.statement('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?').get('index', `${collection}:${fields.join(',')}`) as
-        | { sql: string }
-        | undefined;
+      // A non-unique index ends with the id, so that a page of `{field: v}` sorted by `_id` (every
+      // list) walks the index in order and stops after the page, instead of sorting every match.
+      if (!unique) columns.push('id');
+      const indexName = `${collection}:${fields.join(',')}${unique ? '' : ',_id'}`;
+      const name = quote(indexName);
+      const existing = this.#db.statement('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?').get('index', indexName) as { sql: string } | undefined;
       if (existing && existing.sql.startsWith('CREATE UNIQUE') !== unique) {
         throw new Error(`index on ${fields.join(',')} in ${collection} already exists with other options`);
       }
@@ -486,7 +488,8 @@ function orderBy(sort: FindOptions['sort']): string | undefined {
       `${value} ${dir}`,
     );
   }
-  keys.push('rowid');
+  // `_id` is unique: with it among the keys, a tie-break would only keep an index from serving the order.
+  if (!Object.hasOwn(sort ?? {}, '_id')) keys.push('rowid');
   return keys.join(', ');
 }
 

@@ -574,6 +574,9 @@ const FILTERS: Filter[] = [
   { $nor: [{ n: 1 }, { projectId: 'p2' }] },
   { profile: { $elemMatch: { city: 'Oslo' } } },
   { s: { $in: ['a', null] } },
+  { _id: { $lt: 'd05' } },
+  { _id: { $gte: 'd03', $lt: 'd08' }, projectId: 'p1' },
+  { _id: { $gt: 5 } },
   { email: { $nin: ['a@x', 'b@x'] }, projectId: 'p1' },
 ];
 
