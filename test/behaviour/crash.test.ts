@@ -6,7 +6,7 @@
 // datastores keep running.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
+import { allContacts, eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { loadUntilKilled, untilIdle, type LoadUnderCrash } from '../harness/crash.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
@@ -29,19 +29,6 @@ function expectCutOffMidLoad(load: LoadUnderCrash) {
   expect([...load.answered.values()].map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
 }
 
-/** Every contact of the project, through the cursor pages. */
-async function allContacts(api: ApiClient): Promise<{ id: string; email: string; data: Record<string, unknown> }[]> {
-  const out = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 1000; pages++) {
-    const res: ApiResponse = await api.get(`/contacts?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
-    expect(res.status).toBe(200);
-    out.push(...res.body.data.contacts);
-    if (!res.body.data.hasMore) return out;
-    cursor = res.body.data.cursor;
-  }
-  throw new Error('too many pages');
-}
 
 /** How many messages the sink received for each address, among those whose subject passes `subject`. */
 function receivedBy(instance: Instance, subject: (s: string) => boolean): Map<string, number> {

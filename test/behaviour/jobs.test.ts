@@ -2,7 +2,7 @@
 // through their status records, and not lost when the platform is killed mid-run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
+import { allContacts, eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /** How long a job may take to finish. */
@@ -76,18 +76,6 @@ const eventNames = async (api: ApiClient, id: string): Promise<string[]> => {
   return (res.body.data as EventRecord[]).map((e) => e.name);
 };
 
-async function allContacts(api: ApiClient): Promise<Contact[]> {
-  const out: Contact[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 1000; pages++) {
-    const res: ApiResponse = await api.get(`/contacts?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
-    expect(res.status).toBe(200);
-    out.push(...res.body.data.contacts);
-    if (!res.body.data.hasMore) return out;
-    cursor = res.body.data.cursor;
-  }
-  throw new Error('too many pages');
-}
 
 describe('jobs on a running platform', () => {
   let instance: Instance;
@@ -444,7 +432,7 @@ describe('a restart loses no accepted job', () => {
 
     const job = await finished(project.api, `/contacts/import/${early.body.data.jobId}`, 90_000);
     expect(job).toMatchObject({ status: 'COMPLETED', total: rows, processed: rows, created: rows, updated: 0, failed: 0, errors: [] });
-    const everyone = await allContacts(project.api);
+    const everyone = await allContacts<Contact>(project.api);
     expect(everyone).toHaveLength(rows);
     expect(new Set(everyone.map((c) => c.email))).toEqual(new Set(Array.from({ length: rows }, (_, i) => `early${i}@example.com`)));
     expect(everyone.find((c) => c.email === `early${rows - 1}@example.com`)?.data).toEqual({ n: rows - 1, group: `g${(rows - 1) % 7}` });

@@ -83,3 +83,17 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Every contact of the project the client's key opens, through the cursor pages. */
+export async function allContacts<C = { id: string; email: string; subscribed: boolean; data: Record<string, unknown> }>(api: ApiClient): Promise<C[]> {
+  const out: C[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < 1000; pages++) {
+    const res: ApiResponse = await api.get(`/contacts?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    if (res.status !== 200) throw new Error(`GET /contacts answered ${res.status}: ${JSON.stringify(res.body)}`);
+    out.push(...res.body.data.contacts);
+    if (!res.body.data.hasMore) return out;
+    cursor = res.body.data.cursor;
+  }
+  throw new Error('too many pages');
+}
