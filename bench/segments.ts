@@ -43,7 +43,7 @@ import { createSegment, getSegment, listSegmentContacts } from '../domain/segmen
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, wholeOption, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
 
 const PROJECT = 'bench-project';
 const SEED = 0x5e6d; // every run generates the same contacts
@@ -318,11 +318,13 @@ async function main(): Promise<number> {
   const facts = machineFacts();
   const startedAt = new Date();
   const results: StoreRun[] = [];
+  let compared: Tree | undefined;
   try {
     for (const kind of stores) {
       if (kind === 'embedded') {
         // This tree's store, then (--compare-ref) the ref's, one after the other, each closed before the next.
-        const trees = [currentTree(), ...(args['compare-ref'] ? [await worktreeOf(args['compare-ref'])] : [])];
+        if (args['compare-ref']) compared = await worktreeOf(args['compare-ref']);
+        const trees = [currentTree(), ...(compared ? [compared] : [])];
         for (const tree of trees) {
           // The journal store never compacts here: the bulk insert would otherwise rewrite its journal.
           const store = await openTreeStore(tree, await tempDir('mailroom-bench-segments-'), { compactAfter: Number.MAX_SAFE_INTEGER });
@@ -351,7 +353,10 @@ async function main(): Promise<number> {
     appendResults('segments', 'Segment benchmark results', {
       startedAt,
       facts,
-      config: [`data: ${count} contacts in one project (seeded), 6 data keys, 6 event summaries; ${runs} timed runs per number after one warm-up`],
+      config: [
+        `data: ${count} contacts in one project (seeded), 6 data keys, 6 event summaries; ${runs} timed runs per number after one warm-up`,
+        ...(compared ? [`compared with: \`--compare-ref ${compared.ref}\` = ${compared.commit} (${treeLabel(compared)}), its store loaded from a git worktree of that commit, measured after this tree's`] : []),
+      ],
       context,
       note: args.note,
       body,
