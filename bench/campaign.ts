@@ -4,7 +4,7 @@
  * the same run.
  *
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
- *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick]
+ *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:campaign -- [same options]
  *
@@ -26,6 +26,11 @@
  *    `recipientCount` N and `delivered` N; the first email verifies (DKIM against the published
  *    key, CSS inlined, pixel, links rewritten, data rendered, List-Unsubscribe).
  *
+ * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
+ * out in a temporary git worktree and runs step 2 a second time with that commit's platform (and
+ * its store for the bulk insert), into the same sink under their own recipient keys, right after
+ * this tree's: a further row and column of the results.
+ *
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
 import { generateKeyPairSync } from 'node:crypto';
@@ -35,12 +40,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import PostalMime from 'postal-mime';
 import { v7 } from 'uuid';
-import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { appendResults, wholeOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,6 +54,7 @@ const { values: args } = parseArgs({
     'email-rate': { type: 'string', default: '1000000' },
     'batch-size': { type: 'string' },
     'no-yardstick': { type: 'boolean', default: false },
+    'compare-ref': { type: 'string' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -65,6 +70,7 @@ const options = {
   emailRate: wholeOption('email-rate', args['email-rate'], 0),
   batchSize: args['batch-size'] === undefined ? undefined : wholeOption('batch-size', args['batch-size'], 1),
   yardstick: !args['no-yardstick'],
+  compareRef: args['compare-ref'],
   cpuProf: args['cpu-prof']!,
   record: !args['no-record'] && !args['cpu-prof'],
 };
@@ -147,9 +153,16 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
 
 // ---- the platform -------------------------------------------------------------------------------
 
+/** The sink keys of one platform's emails: each platform of a run sends to its own. */
+interface Keys {
+  owner: string;
+  warm: string;
+  main: string;
+}
+
 /** Bulk-inserts the campaign's contacts into the (stopped) platform's store, as projections. */
-async function insertContacts(dataDir: string, projectId: string): Promise<void> {
-  const store = await SqliteStore.open(join(dataDir, 'mailroom.db')); // as runtime/embedded.ts opens it
+async function insertContacts(tree: Tree, dataDir: string, projectId: string, keys: Keys): Promise<void> {
+  const store = await openTreeStore(tree, dataDir); // as that tree's runtime/embedded.ts opens it
   try {
     const at = Date.now() - 86_400_000;
     let n = 0;
@@ -170,7 +183,7 @@ async function insertContacts(dataDir: string, projectId: string): Promise<void>
       ['group', 'name', 'order'].map((key) => ({ _id: `${projectId}/${key}`, projectId, key, types: ['string'] })),
     );
     const collection = contacts(store);
-    const batches: [('warm' | 'main'), string, number][] = [['warm', 'cw', options.warmup], ['main', 'cm', options.recipients]];
+    const batches: [('warm' | 'main'), string, number][] = [['warm', keys.warm, options.warmup], ['main', keys.main, options.recipients]];
     for (const [group, key, count] of batches) {
       for (let i = 0; i < count; i += 10_000) {
         await collection.insertMany(Array.from({ length: Math.min(10_000, count - i) }, (_, j) => make(group, key, i + j)));
@@ -182,6 +195,8 @@ async function insertContacts(dataDir: string, projectId: string): Promise<void>
 }
 
 interface PlatformOutcome {
+  /** The column's heading: which store. */
+  label: string;
   phase: Phase;
   sendAnsweredMs: number;
   firstEmailS: number;
@@ -194,21 +209,23 @@ interface PlatformOutcome {
   logLines: number;
 }
 
-async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise<PlatformOutcome> {
+async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: string | undefined): Promise<PlatformOutcome> {
+  const other = tree.root !== currentTree().root;
+  const tag = other ? `platform@${tree.commit}` : 'platform';
   const dns = await startDnsServer();
   onCleanup(() => dns.close());
   const settings: Record<string, string> = {
     EMAIL_RATE_PER_SECOND: String(options.emailRate),
     ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
   };
-  const first = await startPlatform(sink, dns, undefined, settings);
-  const { secretKey, domain, projectId } = await setUp(first, sink, dns);
+  const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root);
+  const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner);
   await stopChild(first.proc.child);
-  console.error(`[platform] inserting ${options.warmup} + ${options.recipients} contacts into its store`);
-  await insertContacts(first.dataDir, projectId);
+  console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${treeLabel(tree)})`);
+  await insertContacts(tree, first.dataDir, projectId, keys);
   const loadBefore = loadAverage();
-  const profileDir = profileRoot && join(profileRoot, 'platform');
-  const platform = await startPlatform(sink, dns, profileDir, settings, first.dataDir);
+  const profileDir = profileRoot && join(profileRoot, tag);
+  const platform = await startPlatform(sink, dns, profileDir, settings, first.dataDir, tree.root);
   const as = { auth: secretKey };
   const { api } = platform;
   try {
@@ -239,35 +256,35 @@ async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise
       }
     };
 
-    console.error(`[platform] warm-up campaign: ${options.warmup} recipients`);
+    console.error(`[${tag}] warm-up campaign: ${options.warmup} recipients`);
     const warm = await campaign('warm');
     const warmSent = await api.post(`/campaigns/${warm}/send`, undefined, as);
     if (warmSent.status !== 200) throw new Error(`sending the warm-up campaign failed (${warmSent.status}): ${JSON.stringify(warmSent.body)}`);
-    await sink.waitFor('cw', options.warmup, 60_000);
+    await sink.waitFor(keys.warm, options.warmup, 60_000);
     await waitSent(warm, 60_000);
 
     const id = await campaign('main');
     const startMiB = memoryOf(platform.proc.pid).rssMiB;
-    console.error(`[platform] measured campaign: ${options.recipients} recipients (load average ${loadBefore})`);
+    console.error(`[${tag}] measured campaign: ${options.recipients} recipients (load average ${loadBefore})`);
     const before = cpuSnapshot(platform.proc.pid, sink.proc.pid);
     const sent = await api.post(`/campaigns/${id}/send`, undefined, as); // no body: "send now"
     const answeredUs = monotonicUs();
     if (sent.status !== 200) throw new Error(`sending the campaign failed (${sent.status}): ${JSON.stringify(sent.body)}`);
     let reached: ReturnType<typeof cpuSnapshot> | undefined;
-    await sink.waitFor('cm', options.recipients, 120_000, () => {
+    await sink.waitFor(keys.main, options.recipients, 120_000, () => {
       reached = cpuSnapshot(platform.proc.pid, sink.proc.pid);
     });
     const done = await waitSent(id, 120_000);
     const sentUs = monotonicUs();
     await sleep(1_000); // a late duplicate would show here
-    const stats = await sink.stats('cm', true);
+    const stats = await sink.stats(keys.main, true);
     const { peakMiB } = memoryOf(platform.proc.pid);
     const campaignStats = (await api.get(`/campaigns/${id}/stats`, as)).body.data as Record<string, unknown>;
     const endUs = stats.lastUs ?? monotonicUs();
     const seconds = (endUs - before.atUs) / 1e6;
     const cpu = cpuWindow(before, reached!);
 
-    const expected = new Set(Array.from({ length: options.recipients }, (_, i) => recipientOf('cm', i)));
+    const expected = new Set(Array.from({ length: options.recipients }, (_, i) => recipientOf(keys.main, i)));
     const received = stats.recipients ?? [];
     const strangers = received.filter((r) => !expected.has(r)).length;
     const ok =
@@ -283,8 +300,9 @@ async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise
     const unsubscribe = parsed?.headers.find((h) => h.key === 'list-unsubscribe')?.value ?? '';
     sampleChecks.push(`${unsubscribe.includes(`${platform.url}/`) ? 'OK' : 'FAILED'}: List-Unsubscribe header (marketing mail)`);
     return {
+      label: treeLabel(tree),
       phase: {
-        name: '**platform** (embedded): campaign send → Nth email at the sink',
+        name: `**platform** (embedded, ${treeLabel(tree)}): campaign send → Nth email at the sink`,
         emails: stats.count,
         seconds,
         cpu,
@@ -292,7 +310,7 @@ async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise
         check: {
           ok: ok && sampleChecks.every((c) => c.startsWith('OK')),
           text:
-            `platform: campaign to ${options.recipients} contacts; the sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ` +
+            `${tag}: campaign to ${options.recipients} contacts; the sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ` +
             `${strangers} not in the audience, ${stats.signed} DKIM-signed); campaign ${done.status}, recipientCount ${done.recipientCount}; stats ${JSON.stringify(campaignStats)}: ` +
             (ok ? 'OK' : 'MISMATCH'),
         },
@@ -311,7 +329,7 @@ async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise
       logLines: platform.proc.logLines(),
     };
   } catch (err) {
-    console.error(`[platform] failed; last output:\n${platform.proc.logTail()}`);
+    console.error(`[${tag}] failed; last output:\n${platform.proc.logTail()}`);
     throw err;
   } finally {
     await stopChild(platform.proc.child);
@@ -320,9 +338,17 @@ async function runPlatform(sink: Sink, profileRoot: string | undefined): Promise
 
 // ---- report -------------------------------------------------------------------------------------
 
-function table(yardstick: Phase | undefined, platform: PlatformOutcome): string {
+function table(yardstick: Phase | undefined, platforms: PlatformOutcome[]): string {
   const rate = (p: Phase) => p.emails / p.seconds;
-  const rows = [yardstick, platform.phase].filter((p): p is Phase => p !== undefined);
+  const rows = [yardstick, ...platforms.map((p) => p.phase)].filter((p): p is Phase => p !== undefined);
+  // The second table: one column per platform, and this tree's over the other's when compared.
+  const [here, other] = platforms;
+  const row = (label: string, value: (p: PlatformOutcome) => number, decimals: number, ratio = true, bold = false) => {
+    const cells = platforms.map((p) => (bold ? `**${fmt(value(p), decimals)}**` : fmt(value(p), decimals)));
+    if (other) cells.push(ratio ? `${fmt(value(here) / value(other), 2)}×` : '');
+    return `| ${bold ? `**${label}**` : label} | ${cells.join(' | ')} |`;
+  };
+  const cpuPerEmail = (p: PlatformOutcome) => (1000 * p.phase.cpu.sender) / p.phase.emails;
   const lines = [
     '| sender → loopback sink | emails | emails/s | × yardstick | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -332,16 +358,16 @@ function table(yardstick: Phase | undefined, platform: PlatformOutcome): string 
         `${fmt(p.cpu.sender / p.cpu.wall, 2)} | ${fmt((1000 * p.cpu.sink) / p.emails, 3)} | ${fmt(p.cpu.others / p.cpu.wall, 2)} | ${fmt(p.peakMiB, 0)} |`,
     ),
     '',
-    '| campaign (embedded platform) | value |',
-    '| --- | ---: |',
-    `| recipients | ${platform.phase.emails} |`,
-    `| POST /campaigns/:id/send answered (ms) | ${fmt(platform.sendAnsweredMs, 0)} |`,
-    `| first email at the sink (s after the send) | ${fmt(platform.firstEmailS, 2)} |`,
-    `| Nth email at the sink (s) | ${fmt(platform.phase.seconds, 1)} |`,
-    `| campaign SENT seen (s) | ${fmt(platform.sentS, 1)} |`,
-    `| **emails/s, send → Nth email at the sink** | **${fmt(rate(platform.phase), 0)}** |`,
-    `| platform CPU per email (ms; campaign batches, mailer, results) | ${fmt((1000 * platform.phase.cpu.sender) / platform.phase.emails, 3)} |`,
-    `| RSS before the send / peak RSS over its life, VmHWM (MiB) | ${fmt(platform.startMiB, 0)} / ${fmt(platform.phase.peakMiB, 0)} |`,
+    `| campaign (embedded platform) | ${platforms.map((p) => p.label).join(' | ')}${other ? ` | ${here.label} ÷ ${other.label}` : ''} |`,
+    `| --- | ${platforms.map(() => '---:').join(' | ')}${other ? ' | ---:' : ''} |`,
+    row('recipients', (p) => p.phase.emails, 0, false),
+    row('POST /campaigns/:id/send answered (ms)', (p) => p.sendAnsweredMs, 0),
+    row('first email at the sink (s after the send)', (p) => p.firstEmailS, 2),
+    row('Nth email at the sink (s)', (p) => p.phase.seconds, 1),
+    row('campaign SENT seen (s)', (p) => p.sentS, 1),
+    row('emails/s, send → Nth email at the sink', (p) => rate(p.phase), 0, true, true),
+    row('platform CPU per email (ms; campaign batches, mailer, results)', cpuPerEmail, 3),
+    `| RSS before the send / peak RSS over its life, VmHWM (MiB) | ${platforms.map((p) => `${fmt(p.startMiB, 0)} / ${fmt(p.phase.peakMiB, 0)}`).join(' | ')}${other ? ' | ' : ''} |`,
   ];
   return lines.join('\n');
 }
@@ -354,20 +380,28 @@ async function main(): Promise<number> {
   console.error(`[sink] listening on ${sink.url}`);
   const yardstick = options.yardstick ? await runYardstick(sink, profileRoot) : undefined;
   if (yardstick) console.error(`[yardstick] ${fmt(yardstick.emails / yardstick.seconds, 0)} emails/s`);
-  const platform = await runPlatform(sink, profileRoot);
-  console.error(`[platform] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+  // This tree's platform, then (--compare-ref) the ref's, each under its own sink keys.
+  const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
+  const platforms: PlatformOutcome[] = [];
+  for (const [i, tree] of trees.entries()) {
+    const p = i === 0 ? '' : `r${i}`;
+    const platform = await runPlatform(sink, tree, { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot);
+    console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+    platforms.push(platform);
+  }
 
-  const checks = [...(yardstick ? [yardstick.check] : []), platform.phase.check];
+  const checks = [...(yardstick ? [yardstick.check] : []), ...platforms.map((p) => p.phase.check)];
   const details = [
     ...checks.map((c) => c.text),
-    `platform sample (the first email as received): ${platform.sampleChecks.join('; ')}`,
-    `load average before: ${yardstick ? `yardstick ${yardstick.loadBefore}; ` : ''}platform ${platform.phase.loadBefore}; the platform printed ${platform.logLines} log lines at warn and above`,
+    ...platforms.map((p) => `platform (${p.label}) sample (the first email as received): ${p.sampleChecks.join('; ')}`),
+    `load average before: ${yardstick ? `yardstick ${yardstick.loadBefore}; ` : ''}` +
+      platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
-  const markdown = table(yardstick, platform);
+  const markdown = table(yardstick, platforms);
   console.log(`\n${markdown}\n`);
   for (const line of details) console.log(`- ${line}`);
-  if (platform.logLines) console.log(`\nlast lines the platform printed:\n${platform.logTail}`);
-  if (profileRoot) printProfiles([...(yardstick ? [yardstick] : []), platform.phase] as never);
+  for (const p of platforms) if (p.logLines) console.log(`\nlast lines the platform (${p.label}) printed:\n${p.logTail}`);
+  if (profileRoot) printProfiles([...(yardstick ? [yardstick] : []), ...platforms.map((p) => p.phase)] as never);
 
   if (options.record) {
     appendResults('campaign', 'Campaign benchmark results', {
@@ -376,6 +410,9 @@ async function main(): Promise<number> {
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
           `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
+        ...trees
+          .slice(1)
+          .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, after this tree's`),
       ],
       note: args.note,
       body: [markdown, '', ...details.map((line) => `- ${line}`)],

@@ -1,11 +1,12 @@
 // What the benchmarks share: child processes and temp dirs that are cleaned up on every way
 // out, readings of the machine (/proc) for CPU and memory, and the sections of the results files.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { DocumentStore } from '../ports/store.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
@@ -14,6 +15,7 @@ const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
+const worktrees = new Set<string>();
 const cleanups: (() => Promise<void>)[] = [];
 
 /** Registers a child process, so cleanup stops it. */
@@ -40,12 +42,14 @@ export interface Child {
 /**
  * `node [--cpu-prof] --import tsx --import ./bench/orphan-guard.ts <script>`, registered for
  * cleanup, with an IPC channel unless `ipc: false`. The orphan guard ends the child if this
- * process dies without stopping it.
+ * process dies without stopping it. `root` is the tree the script is run from (its directory is
+ * the child's cwd): this one, or a `worktreeOf` another commit.
  */
-export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string, { ipc = true } = {}): Child {
+export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string, { ipc = true, root = ROOT } = {}): Child {
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', './bench/orphan-guard.ts', script], {
-    cwd: ROOT,
+  const guard = pathToFileURL(join(ROOT, 'bench', 'orphan-guard.ts')).href; // this tree's guard, whatever the tree run
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', guard, script], {
+    cwd: root,
     env,
     stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
   });
@@ -84,6 +88,7 @@ export async function cleanup(): Promise<void> {
   for (const release of cleanups.splice(0)) await release().catch(() => undefined);
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
+  for (const dir of worktrees) removeWorktree(dir);
 }
 
 /**
@@ -106,6 +111,7 @@ export async function runMain(main: () => Promise<number>): Promise<never> {
 process.on('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of worktrees) removeWorktree(dir);
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -118,6 +124,71 @@ export async function tempDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   tempDirs.add(dir);
   return dir;
+}
+
+// ---- another commit's tree, next to this one -----------------------------------------------------
+
+/** A checkout of another commit (`worktreeOf`): where it is and what it is. */
+export interface Tree {
+  /** Its root directory (a temp dir). */
+  root: string;
+  /** The ref as given, and the commit it named (short). */
+  ref: string;
+  commit: string;
+  /** Which embedded store that commit has: SQLite (adapters/sqlite) or the journal store before it. */
+  store: 'sqlite' | 'journal';
+}
+
+/** This tree, as a `Tree` (its commit as machineFacts reads it). */
+export function currentTree(): Tree {
+  return { root: ROOT, ref: 'HEAD', commit: machineFacts().commit, store: storeKind(ROOT) };
+}
+
+/**
+ * A `git worktree` of `ref` (detached) in a temp dir, with this tree's node_modules linked into it,
+ * so its platform and store can run next to this tree's in the same benchmark run. Removed
+ * (`git worktree remove --force`) by cleanup, on every way out.
+ */
+export async function worktreeOf(ref: string): Promise<Tree> {
+  const git = (...gitArgs: string[]) => {
+    const run = spawnSync('git', gitArgs, { cwd: ROOT, encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`git ${gitArgs.join(' ')} failed: ${run.stderr.trim()}`);
+    return run.stdout.trim();
+  };
+  const commit = git('rev-parse', '--verify', '--short', `${ref}^{commit}`);
+  const root = await mkdtemp(join(tmpdir(), 'mailroom-bench-tree-'));
+  rmSync(root, { recursive: true, force: true }); // git worktree add wants to create it
+  git('worktree', 'add', '--detach', '--quiet', root, commit);
+  worktrees.add(root);
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  console.error(`[compare] ${ref} (${commit}) checked out in ${root}: ${storeKind(root) === 'sqlite' ? 'SQLite store' : 'journal store'}`);
+  return { root, ref, commit, store: storeKind(root) };
+}
+
+function removeWorktree(root: string): void {
+  spawnSync('git', ['worktree', 'remove', '--force', root], { cwd: ROOT });
+  rmSync(root, { recursive: true, force: true });
+  spawnSync('git', ['worktree', 'prune'], { cwd: ROOT });
+  worktrees.delete(root);
+}
+
+const storeKind = (root: string): Tree['store'] => (existsSync(join(root, 'adapters', 'sqlite', 'store.ts')) ? 'sqlite' : 'journal');
+
+/** How a results table names a tree's platform: "SQLite store" or "journal store @ 6055d3e". */
+export function treeLabel(tree: Tree): string {
+  const store = tree.store === 'sqlite' ? 'SQLite store' : 'journal store';
+  return tree.root === ROOT ? store : `${store} @ ${tree.commit}`;
+}
+
+/**
+ * Opens a tree's embedded store on `dataDir` as its runtime/embedded.ts does (the SQLite file
+ * `mailroom.db`, or the journal store's `store/` directory), loaded from that tree's own code.
+ * `journal` is passed to the journal store's open (e.g. its compaction threshold).
+ */
+export async function openTreeStore(tree: Tree, dataDir: string, journal: Record<string, unknown> = {}): Promise<DocumentStore> {
+  const module = (path: string) => import(pathToFileURL(join(tree.root, path)).href);
+  if (tree.store === 'sqlite') return (await module('adapters/sqlite/store.ts')).SqliteStore.open(join(dataDir, 'mailroom.db'));
+  return (await module('adapters/embedded/store.ts')).EmbeddedStore.open(join(dataDir, 'store'), journal);
 }
 
 /** The project's own: a port below the ephemeral range, which outgoing connections can take. */

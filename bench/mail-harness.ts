@@ -161,6 +161,7 @@ export async function startPlatform(
   profileDir: string | undefined,
   settings: Record<string, string>,
   dataDir?: string,
+  root?: string,
 ): Promise<Platform> {
   dataDir ??= await tempDir('mailroom-bench-send-');
   const port = await freePort();
@@ -178,7 +179,8 @@ export async function startPlatform(
   };
   // Embedded mode, whatever the calling shell has set.
   for (const key of ['MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL', 'LINK_SECRET', 'SYSTEM_FROM']) delete env[key];
-  const proc = startChild('platform', 'apps/api/main.ts', env, profileDir);
+  // `root`: another commit's tree (common.ts worktreeOf) whose platform runs instead of this one's.
+  const proc = startChild('platform', 'apps/api/main.ts', env, profileDir, { root });
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
@@ -200,13 +202,13 @@ export async function startPlatform(
  * domain verified through the DNS server, all over the public API. Returns the secret key and
  * the sending domain.
  */
-export async function setUp(platform: Platform, sink: Sink, dnsServer: DnsServer): Promise<{ secretKey: string; domain: string; projectId: string }> {
+export async function setUp(platform: Platform, sink: Sink, dnsServer: DnsServer, ownerKey = 'owner'): Promise<{ secretKey: string; domain: string; projectId: string }> {
   const { api } = platform;
-  const email = recipientOf('owner', 1);
+  const email = recipientOf(ownerKey, 1);
   const password = 'bench password 1234';
   const signup = await api.post('/auth/signup', { email, password });
   if (signup.status !== 201) throw new Error(`signup failed (${signup.status}): ${JSON.stringify(signup.body)}`);
-  const mail = await sink.waitFor('owner', 1, 30_000);
+  const mail = await sink.waitFor(ownerKey, 1, 30_000);
   if (!mail.sample) throw new Error(`no verification email reached the sink:\n${platform.proc.logTail()}`);
   const parsed = await PostalMime.parse(Buffer.from(mail.sample, 'base64'));
   const link = /https?:\/\/\S+\/auth\/verify\?token=[\w%-]+/.exec(parsed.text ?? '')?.[0];

@@ -4,7 +4,7 @@
  * --mongodb-url for a real MongoDB).
  *
  *   node --max-old-space-size=8192 --import tsx bench/segments.ts [--contacts 1000000]
- *        [--stores embedded,mongo] [--runs 5] [--mongodb-url mongodb://…/db]
+ *        [--stores embedded,mongo] [--runs 5] [--mongodb-url mongodb://…/db] [--compare-ref <git ref>]
  *        [--note "machine busy with ..."] [--no-record]
  *   npm run bench:segments -- [same options]
  *
@@ -22,14 +22,17 @@
  * as in a live project, so no answer remembered from the previous run can serve it. The
  * reference row counts `{projectId}` (the whole project): the floor of any count in that store.
  *
+ * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
+ * out in a temporary git worktree and measures its embedded store too, right after this tree's,
+ * in this process: the same data and the same domain functions (this tree's), only the store's
+ * code is the ref's. Targets: the embedded store's count and first page under 1 s each.
+ *
  * Results are printed and appended to bench/results/segments.md (unless --no-record).
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { v7 } from 'uuid';
-import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
 import { contacts, ensureContactIndexes, eventKey, type ContactDoc } from '../domain/contacts/collection.ts';
 import type { DocumentStore } from '../ports/store.ts';
@@ -40,13 +43,13 @@ import { createSegment, getSegment, listSegmentContacts } from '../domain/segmen
 import { runtimeBinaries } from '../scripts/stack/binaries.ts';
 import { waitForTcp } from '../scripts/stack/processes.ts';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { appendResults, wholeOption, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
 
 const PROJECT = 'bench-project';
 const SEED = 0x5e6d; // every run generates the same contacts
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const DAY = 86_400_000;
-const TARGET_MS = { embedded: 1_500, mongo: 250 } as const;
+const TARGET_MS = { embedded: 1_000, mongo: 250 } as const;
 
 const { values: args } = parseArgs({
   options: {
@@ -54,6 +57,7 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: 'embedded,mongo' },
     runs: { type: 'string', default: '5' },
     'mongodb-url': { type: 'string' },
+    'compare-ref': { type: 'string' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -249,9 +253,9 @@ interface StoreRun {
 
 async function measure(kind: 'embedded' | 'mongo', label: string, store: DocumentStore): Promise<StoreRun> {
   const loadBefore = loadAverage();
-  console.error(`[${kind}] generating and inserting ${count} contacts (load average ${loadBefore})`);
+  console.error(`[${label}] generating and inserting ${count} contacts (load average ${loadBefore})`);
   const loadSeconds = await load(store, count);
-  console.error(`[${kind}] inserted in ${loadSeconds.toFixed(0)} s; timing ${SEGMENTS.length} segments, ${runs} runs each`);
+  console.error(`[${label}] inserted in ${loadSeconds.toFixed(0)} s; timing ${SEGMENTS.length} segments, ${runs} runs each`);
   const p = { store, log: { warn() {}, info() {}, debug() {} } } as unknown as Platform;
   const busy0 = machineBusySeconds();
   const self0 = processCpuSeconds('self');
@@ -268,7 +272,7 @@ async function measure(kind: 'embedded' | 'mongo', label: string, store: Documen
     const page = await time(() => listSegmentContacts(p, PROJECT, created.id, { page: 1, pageSize: 20 } as never), touch);
     const members = (await getSegment(p, PROJECT, created.id)).memberCount;
     rows.push({ name: segment.name, what: segment.what, members, count: countTiming, page });
-    console.error(`[${kind}] ${segment.name}: ${members} members, count ${countTiming.median.toFixed(0)} ms, first page ${page.median.toFixed(0)} ms`);
+    console.error(`[${label}] ${segment.name}: ${members} members, count ${countTiming.median.toFixed(0)} ms, first page ${page.median.toFixed(0)} ms`);
   }
   const wall = (performance.now() - t0) / 1000;
   const server = kind === 'mongo' && ferret ? processCpuSeconds(ferret.pid!) - server0 : 0;
@@ -314,12 +318,19 @@ async function main(): Promise<number> {
   const facts = machineFacts();
   const startedAt = new Date();
   const results: StoreRun[] = [];
+  let compared: Tree | undefined;
   try {
     for (const kind of stores) {
       if (kind === 'embedded') {
-        const store = await SqliteStore.open(join(await tempDir('mailroom-bench-segments-'), 'mailroom.db'));
-        results.push(await measure('embedded', 'embedded store', store));
-        await store.close();
+        // This tree's store, then (--compare-ref) the ref's, one after the other, each closed before the next.
+        if (args['compare-ref']) compared = await worktreeOf(args['compare-ref']);
+        const trees = [currentTree(), ...(compared ? [compared] : [])];
+        for (const tree of trees) {
+          // The journal store never compacts here: the bulk insert would otherwise rewrite its journal.
+          const store = await openTreeStore(tree, await tempDir('mailroom-bench-segments-'), { compactAfter: Number.MAX_SAFE_INTEGER });
+          results.push(await measure('embedded', `embedded store: ${treeLabel(tree)}`, store));
+          await store.close();
+        }
       } else {
         const url = mongoUrl ?? (await startFerret());
         const store = await MongoStore.connect(url);
@@ -342,7 +353,10 @@ async function main(): Promise<number> {
     appendResults('segments', 'Segment benchmark results', {
       startedAt,
       facts,
-      config: [`data: ${count} contacts in one project (seeded), 6 data keys, 6 event summaries; ${runs} timed runs per number after one warm-up`],
+      config: [
+        `data: ${count} contacts in one project (seeded), 6 data keys, 6 event summaries; ${runs} timed runs per number after one warm-up`,
+        ...(compared ? [`compared with: \`--compare-ref ${compared.ref}\` = ${compared.commit} (${treeLabel(compared)}), its store loaded from a git worktree of that commit, measured after this tree's`] : []),
+      ],
       context,
       note: args.note,
       body,

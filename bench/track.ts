@@ -4,7 +4,7 @@
  * run under the same load. See bench/README.md for how to read the numbers.
  *
  *   node --import tsx bench/track.ts [--seconds 15] [--connections 32] [--warmup 5]
- *                                    [--emails 10000] [--new-share 0.2]
+ *                                    [--emails 10000] [--new-share 0.2] [--compare-ref <git ref>]
  *                                    [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:track -- [same options]
  *
@@ -14,6 +14,11 @@
  * already sent (a known contact), from a pool of `--emails` addresses, seeded so every run sends
  * the same sequence; event names come from a small set; `data` has two fields. After the measured window the benchmark checks that every 2xx answer became a record
  * (platform: GET /events/stats total; baseline: GET /count): a benchmark that loses writes is wrong.
+ *
+ * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
+ * out in a temporary git worktree and runs its platform and its baseline too, in the same run under
+ * the same load, as further columns: this tree's platform, the ref's platform, this tree's
+ * baseline, the ref's baseline.
  *
  * Results are printed as a markdown table and appended, with the machine's facts and the command
  * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
@@ -25,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { appendResults, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
+import { ROOT, appendResults, currentTree, treeLabel, worktreeOf, type Tree, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
@@ -41,6 +46,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '5' },
     emails: { type: 'string', default: '10000' },
     'new-share': { type: 'string', default: '0.2' },
+    'compare-ref': { type: 'string' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -60,29 +66,24 @@ const options = {
   warmup: wholeOption('warmup', args.warmup, 1),
   emails: wholeOption('emails', args.emails, 1),
   newShare: share(args['new-share']!),
+  compareRef: args['compare-ref'],
   note: args.note,
   record: !args['no-record'] && !args['cpu-prof'],
   cpuProf: args['cpu-prof']!,
 };
-
-// ---- child processes and temp dirs, cleaned up on every way out ---------------------------------
-
-
-
-
 
 /** A server child (its log lines are its logs at warn and above). */
 interface Server extends Child {
   url: string;
 }
 
-/** Starts `node [--cpu-prof] --import tsx <script>` with `env` and waits for GET /health. */
-async function startServer(name: string, script: string, env: Record<string, string>, profileDir?: string): Promise<Server> {
+/** Starts `node [--cpu-prof] --import tsx <script>` of `tree` with `env` and waits for GET /health. */
+async function startServer(name: string, tree: Tree, script: string, env: Record<string, string>, profileDir?: string): Promise<Server> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // Embedded mode with the dev outbox, whatever the calling shell has set.
   for (const key of ['SMTP_URL', 'MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL']) delete childEnv[key];
-  const server = startChild(name, script, childEnv, profileDir, { ipc: false });
+  const server = startChild(name, script, childEnv, profileDir, { ipc: false, root: tree.root });
   const { child } = server;
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
@@ -322,6 +323,8 @@ function cpuWindow(a: CpuSnapshot, b: CpuSnapshot, wall: number): CpuWindow {
 
 interface Outcome {
   name: string;
+  /** The column's heading. */
+  label: string;
   warmup: Load;
   load: Load;
   /** VmRSS once started and set up, before any load. */
@@ -337,6 +340,8 @@ interface Outcome {
 
 async function runOne(
   name: string,
+  label: string,
+  tree: Tree,
   script: string,
   env: Record<string, string>,
   setup: (server: Server) => Promise<string>,
@@ -344,8 +349,8 @@ async function runOne(
   profileDir: string | undefined,
 ): Promise<Outcome> {
   const loadBefore = loadAverage();
-  console.error(`[${name}] starting ${script} (load average ${loadBefore})`);
-  const server = await startServer(name, script, env, profileDir);
+  console.error(`[${name}] starting ${script}${tree.root === ROOT ? '' : ` of ${tree.commit}`} (load average ${loadBefore})`);
+  const server = await startServer(name, tree, script, env, profileDir);
   try {
     const bearer = await setup(server);
     const startMiB = memoryOf(server.pid).rssMiB;
@@ -358,7 +363,7 @@ async function runOne(
     const acknowledged = warmup.ok + load.ok;
     const recorded = await settledCount(() => recordedCount(server, bearer), acknowledged);
     console.error(`[${name}] ${load.ok} × 2xx in ${load.seconds.toFixed(1)} s; ${recorded}/${acknowledged} acknowledged writes recorded`);
-    return { name, warmup, load, startMiB, peakMiB, rssMiB, recorded, acknowledged, logLines: server.logLines(), loadBefore };
+    return { name, label, warmup, load, startMiB, peakMiB, rssMiB, recorded, acknowledged, logLines: server.logLines(), loadBefore };
   } catch (err) {
     console.error(`[${name}] failed; last server output:\n${server.logTail()}`);
     throw err;
@@ -396,7 +401,8 @@ function summarizeProfile(file: string, window: { startUs: number; endUs: number
 
 // ---- report -------------------------------------------------------------------------------------
 
-function table(platform: Outcome, baseline: Outcome): string {
+/** One column per outcome, then the ratios (numerator, denominator) asked for. */
+function table(outcomes: Outcome[], ratios: [Outcome, Outcome, string][]): string {
   const rows: [string, (o: Outcome) => number, number, boolean][] = [
     // label, value, decimals, show ratio
     ['requests/s (2xx)', (o) => o.load.ok / o.load.seconds, 0, true],
@@ -416,19 +422,13 @@ function table(platform: Outcome, baseline: Outcome): string {
   ];
   const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
   const lines = [
-    '| metric | platform (embedded) | baseline (express + 1 insertOne) | platform / baseline |',
-    '| --- | ---: | ---: | ---: |',
+    `| metric | ${[...outcomes.map((o) => o.label), ...ratios.map(([, , label]) => label)].join(' | ')} |`,
+    `| --- | ${[...outcomes, ...ratios].map(() => '---:').join(' | ')} |`,
   ];
   for (const [label, value, decimals, ratio] of rows) {
-    const p = value(platform);
-    const b = value(baseline);
-    let pText = fmt(p, decimals);
-    let bText = fmt(b, decimals);
-    if (label.startsWith('errors')) {
-      pText += ` (${platform.load.timeouts})`;
-      bText += ` (${baseline.load.timeouts})`;
-    }
-    lines.push(`| ${label} | ${pText} | ${bText} | ${ratio && b ? `${(p / b).toFixed(2)}×` : ''} |`);
+    const cells = outcomes.map((o) => fmt(value(o), decimals) + (label.startsWith('errors') ? ` (${o.load.timeouts})` : ''));
+    for (const [a, b] of ratios) cells.push(ratio && value(b) ? `${(value(a) / value(b)).toFixed(2)}×` : '');
+    lines.push(`| ${label} | ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
 }
@@ -461,40 +461,65 @@ async function main(): Promise<number> {
   const facts = machineFacts();
   const startedAt = new Date();
   const profileDir = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
+  const here = currentTree();
+  const trees = [here, ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
+  const suffix = (tree: Tree) => (tree === here ? '' : `@${tree.commit}`);
 
-  const platformData = await tempDir('mailroom-bench-platform-');
-  const platform = await runOne(
-    'platform',
-    'apps/api/main.ts',
-    { DATA_DIR: platformData, API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
-    (server) => createProject(server.url),
-    async (server, bearer) => {
-      const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
-      if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
-      return stats.body.data.total as number;
-    },
-    profileDir && join(profileDir, 'platform'),
-  );
+  // The platforms first, then the baselines; with --compare-ref each one of this tree, then the ref's.
+  const platforms: Outcome[] = [];
+  for (const tree of trees) {
+    platforms.push(
+      await runOne(
+        `platform${suffix(tree)}`,
+        `platform (embedded, ${treeLabel(tree)})`,
+        tree,
+        'apps/api/main.ts',
+        { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+        (server) => createProject(server.url),
+        async (server, bearer) => {
+          const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
+          if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
+          return stats.body.data.total as number;
+        },
+        profileDir && join(profileDir, `platform${suffix(tree)}`),
+      ),
+    );
+  }
+  const baselines: Outcome[] = [];
+  for (const tree of trees) {
+    baselines.push(
+      await runOne(
+        `baseline${suffix(tree)}`,
+        `baseline (express + 1 insertOne, ${treeLabel(tree)})`,
+        tree,
+        'bench/baseline-server.ts',
+        { DATA_DIR: await tempDir('mailroom-bench-baseline-') },
+        async () => 'baseline-needs-no-key',
+        async (server) => (await call(server.url, 'GET', '/count')).body.data.total as number,
+        profileDir && join(profileDir, `baseline${suffix(tree)}`),
+      ),
+    );
+  }
+  const outcomes = [...platforms, ...baselines];
+  const [platform, refPlatform] = platforms;
+  const [baseline, refBaseline] = baselines;
+  const ratios: [Outcome, Outcome, string][] = [[platform, baseline, 'platform / baseline']];
+  if (refPlatform) {
+    ratios.push([platform, refPlatform, `platform / platform @ ${refPlatform.name.split('@')[1]}`], [baseline, refBaseline, `baseline / baseline @ ${refBaseline.name.split('@')[1]}`]);
+  }
 
-  const baselineData = await tempDir('mailroom-bench-baseline-');
-  const baseline = await runOne(
-    'baseline',
-    'bench/baseline-server.ts',
-    { DATA_DIR: baselineData },
-    async () => 'baseline-needs-no-key',
-    async (server) => (await call(server.url, 'GET', '/count')).body.data.total as number,
-    profileDir && join(profileDir, 'baseline'),
-  );
-
-  const checks = [verification(platform, 'events recorded (GET /events/stats total)'), verification(baseline, 'documents written (GET /count)')];
-  const markdown = table(platform, baseline);
-  const details = [statusLine(platform), statusLine(baseline), ...checks.map((c) => c.text)];
+  const checks = [
+    ...platforms.map((o) => verification(o, 'events recorded (GET /events/stats total)')),
+    ...baselines.map((o) => verification(o, 'documents written (GET /count)')),
+  ];
+  const markdown = table(outcomes, ratios);
+  const details = [...outcomes.map(statusLine), ...checks.map((c) => c.text)];
 
   console.log(`\n${markdown}\n`);
   for (const line of details) console.log(`- ${line}`);
 
   if (profileDir) {
-    for (const outcome of [platform, baseline]) {
+    for (const outcome of outcomes) {
       const name = outcome.name;
       printProfileDir(join(profileDir, name), `the ${name} server`, (file) => summarizeProfile(file, outcome.load.monotonicUs));
     }
@@ -508,8 +533,11 @@ async function main(): Promise<number> {
       config: [
         `config: ${options.seconds} s measured after ${options.warmup} s warm-up, ${options.connections} connections, ` +
           `1 request in flight each, ${options.emails} distinct emails at most, ${options.newShare * 100}% of requests for a new one`,
+        ...trees
+          .filter((tree) => tree !== here)
+          .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform and baseline run from a git worktree of that commit`),
       ],
-      context: [`load average: ${platform.loadBefore} before the platform, ${baseline.loadBefore} before the baseline`],
+      context: [`load average before each server: ${outcomes.map((o) => `${o.name} ${o.loadBefore}`).join('; ')}`],
       note: options.note,
       body: [markdown, '', ...details.map((line) => `- ${line}`)],
     });
