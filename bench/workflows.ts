@@ -9,8 +9,8 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { EmbeddedActorHost } from '../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
+import { embeddedActorHost } from '../runtime/embedded.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
 import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { WORKFLOW_EXECUTION_ACTOR, workflowExecutionActor } from '../actors/workflow-execution/actor.ts';
@@ -66,7 +66,7 @@ async function main() {
   const dir = await tempDir('mailroom-bench-');
   const config = loadConfig({ ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' });
   const store = await SqliteStore.open(join(dir, 'mailroom.db'));
-  const actors = new EmbeddedActorHost(store, { idleMs: IDLE_MS });
+  const actors = embeddedActorHost(store, { idleMs: IDLE_MS }); // as runtime/embedded.ts wires it
   const pubsub = new EmbeddedPubSub(store);
   const p: Platform = { config, store, actors, pubsub, limiter: new MemoryRateLimiter(), log: pino({ level: 'silent' }) } as Platform;
   await ensureWorkflowIndexes(store);

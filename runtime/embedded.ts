@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { EmbeddedActorHost } from '../adapters/embedded/actor-host.ts';
+import { EmbeddedActorHost, type EmbeddedActorHostOptions } from '../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
 import { SqliteStore } from '../adapters/sqlite/store.ts';
@@ -9,6 +9,11 @@ import type { Adapters } from './boot.ts';
 
 /** The embedded store's database file under DATA_DIR (its WAL sits beside it). */
 export const databaseFile = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, 'mailroom.db');
+
+/** The actor host over the SQLite store, each turn one unit: its state, projections and published messages commit together. */
+export function embeddedActorHost(store: SqliteStore, options: EmbeddedActorHostOptions = {}): EmbeddedActorHost {
+  return new EmbeddedActorHost(store, { ...options, unit: (turn) => store.unit(turn) });
+}
 
 /** Embedded mode: every port in this process, persisted in one SQLite database under DATA_DIR. */
 export async function embeddedAdapters(config: Config, log: Logger): Promise<Adapters> {
@@ -19,8 +24,7 @@ export async function embeddedAdapters(config: Config, log: Logger): Promise<Ada
   if (imported !== undefined) log.info({ lines: imported, from: journalDir }, 'imported the journal store into SQLite; the journal files are kept');
   return {
     store,
-    // Each actor turn one unit: its state, projections and published messages commit together.
-    actors: new EmbeddedActorHost(store, { unit: (turn) => store.unit(turn) }),
+    actors: embeddedActorHost(store),
     pubsub: new EmbeddedPubSub(store),
     limiter: new MemoryRateLimiter(),
   };
