@@ -335,6 +335,12 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   /** The matching documents, sorted, skipped and limited (fresh objects each). */
   #find(table: Table, filter: Filter, options: FindOptions): Doc[] {
     const { sort, skip = 0, limit } = options;
+    // `{_id: 'x'}`, the commonest query (actor state, records by id), short of the general path.
+    const keys = Object.keys(filter);
+    if (keys.length === 1 && typeof filter._id === 'string' && !skip) {
+      const row = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id = ?`).get(filter._id) as { doc: string } | undefined;
+      return row ? [JSON.parse(row.doc) as Doc] : [];
+    }
     const wanted = limit ? skip + limit : undefined;
     const out = [...this.#matches(table, filter, { sort, wanted })];
     return skip ? out.slice(skip) : out;
