@@ -471,8 +471,9 @@ export class EmbeddedActorHost implements ActorRuntime {
   /** Starts due reminders while there is capacity; called by the timer and when one finishes. */
   #fireDue(): void {
     if (!this.#started) return;
-    // A backlog larger than a page: read the next page once this one is half done.
-    if (this.#reminders.size < this.#pageSize / 2 && this.#loadedTo && Date.parse(this.#loadedTo.dueAt) < Date.now()) void this.#loadReminders();
+    // More due within the window than a page holds (a backlog, or a burst due together): read the
+    // next page once this one is half done, not at the next tick of the window.
+    if (this.#reminders.size < this.#pageSize / 2 && this.#horizon < Date.now() + this.#windowMs / 2) void this.#loadReminders();
     while (this.#firing.size < this.#reminderConcurrency) {
       const rid = this.#reminders.takeDue();
       if (rid === undefined) return;
