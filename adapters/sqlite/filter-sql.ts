@@ -154,7 +154,8 @@ function field(path: string): Field | undefined {
     type: `ifnull(json_type(doc, ${literal}), '')`,
     value: `json_extract(doc, ${literal})`,
     // A path through an array resolves to nothing in SQLite; MongoDB looks inside the array.
-    missing: (answer) => (prefixes.length ? `CASE WHEN ${prefixes.join(' OR ')} THEN NULL ELSE ${answer} END` : answer),
+    // `arrays` is 0 for a document that holds no array at all (store.ts): no path to check then.
+    missing: (answer) => (prefixes.length ? `CASE WHEN arrays AND (${prefixes.join(' OR ')}) THEN NULL ELSE ${answer} END` : answer),
   };
 }
 

@@ -157,7 +157,11 @@ export class SqliteStore implements DocumentStore {
     if (!table) {
       if (!name || name.startsWith('sqlite_')) throw new Error(`invalid collection name: ${name}`);
       const sql = quote(name);
-      this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL)`);
+      // `arrays`: 0 when the document certainly holds no array (its JSON has no "["), so filters
+      // can skip looking for arrays on the way to a missing field; 1 when it may (the default).
+      this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL, arrays INTEGER NOT NULL DEFAULT 1)`);
+      const columns = this.#db.sqlite.prepare(`PRAGMA table_info(${sql})`).all() as { name: string }[];
+      if (!columns.some((column) => column.name === 'arrays')) this.#db.sqlite.exec(`ALTER TABLE ${sql} ADD COLUMN arrays INTEGER NOT NULL DEFAULT 1`);
       table = { name, sql, indexed: new Set(), indexPaths: [] };
       this.#tables.set(name, table);
     }
@@ -402,7 +406,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const where = compiled.index.length ? `WHERE ${compiled.index.join(' AND ')}` : '';
     // An array on the way to the key makes MongoDB's key an array too.
     const onTheWay = arrayTests(group.field).slice(0, -1);
-    const viaArray = onTheWay.length ? onTheWay.join(' OR ') : '0';
+    const viaArray = onTheWay.length ? `arrays AND (${onTheWay.join(' OR ')})` : '0';
     const rows = this.#db
       .statement(
         `SELECT js, k, t, count(*) AS n, json_group_array(id) FILTER (WHERE js) AS ids FROM (
@@ -446,7 +450,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const id = requireId(stored.doc);
     checkIndexedFields(table, stored.doc);
     try {
-      this.#db.statement(`INSERT INTO ${table.sql} (id, doc) VALUES (?, jsonb(?))`).run(id, stored.json);
+      this.#db.statement(`INSERT INTO ${table.sql} (id, doc, arrays) VALUES (?, jsonb(?), ?)`).run(id, stored.json, mayHoldArrays(stored.json));
     } catch (err) {
       throw duplicateKey(table.name, err) ?? err;
     }
@@ -455,7 +459,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   #replace(table: Table, stored: Stored): void {
     checkIndexedFields(table, stored.doc);
     try {
-      this.#db.statement(`UPDATE ${table.sql} SET doc = jsonb(?) WHERE id = ?`).run(stored.json, stored.doc._id);
+      this.#db.statement(`UPDATE ${table.sql} SET doc = jsonb(?), arrays = ? WHERE id = ?`).run(stored.json, mayHoldArrays(stored.json), stored.doc._id);
     } catch (err) {
       throw duplicateKey(table.name, err) ?? err;
     }
@@ -536,7 +540,7 @@ function sqlScalar(value: SqlValue, type: string): unknown {
 /** SQL true when a document holds an array on (or on the way to) a sort field other than `_id`. */
 function arrayOnSortPath(sort: FindOptions['sort']): string | undefined {
   const tests = Object.keys(sort ?? {}).flatMap((field) => (field === '_id' ? [] : arrayTests(field)));
-  return tests.length ? tests.join(' OR ') : undefined;
+  return tests.length ? `arrays AND (${tests.join(' OR ')})` : undefined;
 }
 
 /** SQL tests, one per step of a path, each true when the document holds an array there. */
@@ -581,6 +585,11 @@ function mentionsExpr(value: unknown): boolean {
   if (!value || typeof value !== 'object' || value instanceof RegExp) return false;
   for (const [key, inner] of Object.entries(value)) if (key === '$expr' || mentionsExpr(inner)) return true;
   return false;
+}
+
+/** 1 unless the JSON certainly holds no array (a "[" inside a string only costs the fast path). */
+function mayHoldArrays(json: string): number {
+  return json.includes('[') ? 1 : 0;
 }
 
 /** Refuses an array in an indexed field: the expression indexes hold one value per document. */
