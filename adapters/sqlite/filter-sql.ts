@@ -54,7 +54,12 @@ export function compileSql(filter: Filter, indexed: ReadonlySet<string>, params:
   const { terms, exact } = indexTerms(filter, indexed, params);
   // What an index term answers exactly needs no second test in the expression.
   const rest = exact.size ? Object.fromEntries(Object.entries(filter).filter(([key]) => !exact.has(key))) : filter;
-  return { index: terms, expr: compileObject(rest, params) };
+  const full = compileObject(rest, params, false);
+  if (full === '1' || full === UNDECIDED) return { index: terms, expr: full };
+  // Most documents hold no array at all (`arrays` = 0, see store.ts): for them a simpler form,
+  // which SQLite evaluates in about half the time, gives the same answer.
+  const plain = compileObject(rest, params, true);
+  return { index: terms, expr: `(CASE WHEN arrays THEN ${full} ELSE ${plain} END)` };
 }
 
 /**
@@ -99,19 +104,20 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
   return { terms, exact };
 }
 
-function compileObject(filter: Filter, params: SqlParams): string {
+/** `plain`: for documents known to hold no array (see Field.plain). */
+function compileObject(filter: Filter, params: SqlParams, plain: boolean): string {
   if (!isPlainObject(filter)) return UNDECIDED;
   const parts: string[] = [];
   for (const key of Object.keys(filter)) {
     const value = filter[key];
     if (key === '$and' || key === '$or') {
       if (!Array.isArray(value) || value.length === 0) return UNDECIDED;
-      const clauses = value.map((clause) => compileObject(clause as Filter, params));
+      const clauses = value.map((clause) => compileObject(clause as Filter, params, plain));
       parts.push(`(${clauses.join(key === '$and' ? ' AND ' : ' OR ')})`);
     } else if (key.startsWith('$')) {
       parts.push(UNDECIDED);
     } else {
-      parts.push(compileField(key, value, params));
+      parts.push(compileField(key, value, params, plain));
     }
   }
   if (parts.length === 0) return '1';
@@ -138,12 +144,20 @@ function jsonPath(parts: string[]): string | undefined {
 interface Field {
   /** '' when missing (or a non-object on the way), else SQLite's json_type name. */
   type: string;
+  /** json_type itself: NULL when missing. */
+  typeOrNull: string;
   value: string;
+  /**
+   * The document holds no array anywhere: no array rules apply, and json_extract's value alone
+   * tells the answer for the common conditions (equality with a string that does not look like
+   * JSON, or with a number other than 0 and 1, which booleans share).
+   */
+  plain: boolean;
   /** The answer for a missing value, turned to NULL when an array on the way hides the value. */
   missing(answer: string): string;
 }
 
-function field(path: string): Field | undefined {
+function field(path: string, plain: boolean): Field | undefined {
   if (path.includes('$')) return undefined;
   const parts = path.split('.');
   const literal = jsonPath(parts);
@@ -152,15 +166,17 @@ function field(path: string): Field | undefined {
   for (let i = 1; i < parts.length; i++) prefixes.push(`json_type(doc, ${jsonPath(parts.slice(0, i))}) = 'array'`);
   return {
     type: `ifnull(json_type(doc, ${literal}), '')`,
+    typeOrNull: `json_type(doc, ${literal})`,
     value: `json_extract(doc, ${literal})`,
+    plain,
     // A path through an array resolves to nothing in SQLite; MongoDB looks inside the array.
     // `arrays` is 0 for a document that holds no array at all (store.ts): no path to check then.
-    missing: (answer) => (prefixes.length ? `CASE WHEN arrays AND (${prefixes.join(' OR ')}) THEN NULL ELSE ${answer} END` : answer),
+    missing: (answer) => (plain || !prefixes.length ? answer : `CASE WHEN ${prefixes.join(' OR ')} THEN NULL ELSE ${answer} END`),
   };
 }
 
-function compileField(path: string, condition: unknown, params: SqlParams): string {
-  const f = field(path);
+function compileField(path: string, condition: unknown, params: SqlParams, plain: boolean): string {
+  const f = field(path, plain);
   if (!f) return UNDECIDED;
   const test = compileCondition(f, condition, params);
   return test ?? UNDECIDED;
@@ -198,7 +214,8 @@ function compileCondition(f: Field, condition: unknown, params: SqlParams): stri
         test = order(f, key, operand, params);
         break;
       case '$exists':
-        test = typeof operand === 'boolean' ? byType(f, { present: operand ? '1' : '0', missing: operand ? '0' : '1' }) : undefined;
+        if (typeof operand !== 'boolean') break;
+        test = f.plain ? `(${f.typeOrNull} IS ${operand ? 'NOT ' : ''}NULL)` : byType(f, { present: operand ? '1' : '0', missing: operand ? '0' : '1' });
         break;
       case '$regex':
         test = regex(f, operand, condition.$options, params);
@@ -230,6 +247,11 @@ function byType(f: Field, answers: { cases?: Record<string, string>; present: st
 
 /** Equality with a scalar (same type and value) or with null (null or missing). */
 function equals(f: Field, operand: Scalar | null, params: SqlParams): string {
+  if (f.plain) {
+    if (operand === null) return `(ifnull(${f.typeOrNull}, 'null') = 'null')`;
+    if (typeof operand === 'boolean') return `ifnull(${f.typeOrNull} = '${operand}', 0)`;
+    if (valueAlone(operand)) return `ifnull(${f.value} = ${params.add(operand)}, 0)`;
+  }
   if (operand === null) return byType(f, { cases: { null: '1' }, present: '0', missing: '1' });
   if (typeof operand === 'boolean') return byType(f, { cases: { [String(operand)]: '1' }, present: '0', missing: '0' });
   const test = `${f.value} = ${params.add(operand)}`;
@@ -238,6 +260,9 @@ function equals(f: Field, operand: Scalar | null, params: SqlParams): string {
 }
 
 function oneOf(f: Field, operands: (Scalar | null)[], params: SqlParams): string {
+  if (f.plain && operands.length > 0 && operands.every(valueAlone) && new Set(operands.map((o) => typeof o)).size === 1) {
+    return `ifnull(${f.value} IN (SELECT value FROM json_each(${params.add(JSON.stringify(operands))})), 0)`;
+  }
   const strings = operands.filter((o) => typeof o === 'string');
   const numbers = operands.filter((o) => typeof o === 'number');
   const withNull = operands.includes(null);
@@ -278,6 +303,15 @@ function regex(f: Field, pattern: unknown, options: unknown, params: SqlParams):
   }
   const call = `mongo_regex(${params.add(pattern)}, ${params.add((options as string | undefined) ?? '')}, ${f.value})`;
   return byType(f, { cases: { text: call }, present: UNDECIDED, missing: '0' });
+}
+
+/**
+ * Whether `json_extract(...) = operand` alone is exact on a document without arrays: a string that
+ * an object's JSON text cannot equal, or a number no boolean (1/0 in SQLite) equals.
+ */
+function valueAlone(operand: unknown): operand is string | number {
+  if (typeof operand === 'string') return !/^\s*[[{]/.test(operand);
+  return typeof operand === 'number' && Number.isFinite(operand) && operand !== 0 && operand !== 1;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
