@@ -230,10 +230,13 @@ export class EmbeddedActorHost implements ActorRuntime {
         const after = this.#loadedTo;
         if (after && after.dueAt >= until) return;
         this.#loadingUntil = Date.parse(until);
-        const next: Filter = after ? { $or: [{ dueAt: { $gt: after.dueAt } }, { dueAt: after.dueAt, _id: { $gt: after.id } }] } : {};
+        // A range on dueAt the index serves, in (dueAt, _id) order, after the last one read.
+        const next: Filter = after
+          ? { dueAt: { $gte: after.dueAt, $lt: until }, $or: [{ dueAt: { $gt: after.dueAt } }, { _id: { $gt: after.id } }] }
+          : { dueAt: { $lt: until } };
         const room = this.#pageSize - this.#reminders.size;
         const page = await this.#reminderCollection().find(
-          { $and: [next, { dueAt: { $lt: until } }] },
+          next,
           { sort: { dueAt: 1, _id: 1 }, limit: room, projection: { type: 1, dueAt: 1 } },
         );
         for (const rec of page) this.#schedule(rec);

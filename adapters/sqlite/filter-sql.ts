@@ -48,7 +48,7 @@ export function fieldSql(path: string): string | undefined {
 
 /**
  * Compiles `filter`. `indexed` holds the top-level fields that some index of the collection
- * covers (their values are never arrays).
+ * covers (their values are only null, numbers and strings: store.ts refuses anything else).
  */
 export function compileSql(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): CompiledSql {
   const { terms, exact } = indexTerms(filter, indexed, params);
@@ -95,8 +95,16 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
       continue;
     }
     if (!indexed.has(field)) continue;
-    const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
     const sql = fieldSql(field);
+    if (sql && isPlainObject(condition) && Object.keys(condition).length > 0 && Object.keys(condition).every((op) => op in ORDER_SQL)) {
+      // A range of strings or numbers: every match is in it (an indexed field holds only null,
+      // numbers and strings, and numbers sort before strings); the expression decides the rest.
+      for (const [op, operand] of Object.entries(condition)) {
+        if (typeof operand === 'string' || (typeof operand === 'number' && Number.isFinite(operand))) terms.push(`${sql} ${ORDER_SQL[op as keyof typeof ORDER_SQL]} ${params.add(operand)}`);
+      }
+      continue;
+    }
+    const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
     if (!sql || !(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) continue;
     terms.push(`${sql} = ${params.add(value)}`);
     if (typeof value === 'string' && !/^\s*[[{]/.test(value)) exact.add(field);

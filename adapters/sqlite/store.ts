@@ -362,7 +362,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const decided = compiled.expr === '1';
     if (!decided) terms.push(`(${compiled.expr}) IS NOT 0`);
     const where = terms.length ? `WHERE ${terms.join(' AND ')}` : '';
-    const order = orderBy(options.sort);
+    const order = orderBy(options.sort, table.indexed);
     const arrays = arrayOnSortPath(options.sort);
     const arrayMet = () => this.#db.statement(`SELECT 1 FROM ${table.sql} ${where ? `${where} AND` : 'WHERE'} (${arrays}) LIMIT 1`).get(...params.values);
     if (order === undefined || (arrays && arrayMet())) {
@@ -480,9 +480,10 @@ type UpdateOutcome =
 /**
  * ORDER BY for a sort spec, in MongoDB's type order for scalars (null or missing, numbers,
  * strings, then objects, arrays and booleans), ties in insertion order; undefined for paths SQL
- * cannot name.
+ * cannot name. An indexed field holds only null, numbers and strings (checkIndexedFields), whose
+ * order SQLite's is, so it is sorted by its value alone, as its index is (the index serves it).
  */
-function orderBy(sort: FindOptions['sort']): string | undefined {
+function orderBy(sort: FindOptions['sort'], indexed: ReadonlySet<string>): string | undefined {
   const keys: string[] = [];
   for (const [field, direction] of Object.entries(sort ?? {})) {
     const dir = direction === -1 ? 'DESC' : 'ASC';
@@ -492,6 +493,10 @@ function orderBy(sort: FindOptions['sort']): string | undefined {
     }
     const value = plainPathParts(field) && fieldSql(field);
     if (!value) return undefined;
+    if (indexed.has(field)) {
+      keys.push(`${value} ${dir}`);
+      continue;
+    }
     const type = value.replace('json_extract', 'json_type');
     keys.push(
       `CASE ifnull(${type}, 'null') WHEN 'null' THEN 0 WHEN 'integer' THEN 1 WHEN 'real' THEN 1 WHEN 'text' THEN 2 WHEN 'object' THEN 3 WHEN 'array' THEN 4 ELSE 5 END ${dir}`,
@@ -601,7 +606,11 @@ function checkIndexedFields(table: Table, doc: Doc): void {
       if (Array.isArray(value)) break;
       value = (value as Record<string, unknown>)[part];
     }
+    // Null, a number or a string (or nothing): what an expression index and its order hold exactly.
     if (Array.isArray(value)) throw new Error(`${table.name}.${parts.join('.')} is indexed and cannot hold an array`);
+    if ((typeof value === 'object' && value !== null) || typeof value === 'boolean') {
+      throw new Error(`${table.name}.${parts.join('.')} is indexed and holds only strings, numbers or null`);
+    }
   }
 }
 

@@ -595,7 +595,8 @@ describe('fast paths agree with mingo', () => {
         if (value === null || typeof value !== 'object') return false;
         value = (value as Record<string, unknown>)[part];
       }
-      return Array.isArray(value);
+      // What an indexed field may not hold: an array, an object or a boolean.
+      return Array.isArray(value) || typeof value === 'boolean' || (typeof value === 'object' && value !== null);
     };
     // Named fields only: a numeric part (`pos.0`) means an array position, which no index holds.
     const named = (field: string) => field.split('.').every((part) => !/^\d+$/.test(part));
