@@ -6,7 +6,7 @@
 // datastores keep running.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { allContacts, eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
+import { allContacts, eventually, type Job, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { loadUntilKilled, untilIdle, type LoadUnderCrash } from '../harness/crash.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
@@ -44,16 +44,6 @@ function receivedBy(instance: Instance, subject: (s: string) => boolean): Map<st
 const notOnce = (counts: Map<string, number>, addresses: string[]) =>
   addresses.filter((a) => counts.get(a) !== 1).map((a) => `${a}: ${counts.get(a) ?? 0}`);
 
-interface Job {
-  status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
-  total: number;
-  processed: number;
-  created: number;
-  updated: number;
-  failed: number;
-  errors: { row?: number; message: string }[];
-  finishedAt: string | null;
-}
 
 function upload(api: ApiClient, csv: string): Promise<ApiResponse> {
   const form = new FormData();

@@ -2,7 +2,7 @@
 // through their status records, and not lost when the platform is killed mid-run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { allContacts, eventually, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
+import { allContacts, eventually, type Job, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /** How long a job may take to finish. */
@@ -15,19 +15,6 @@ interface Contact {
   data: Record<string, string | number | boolean>;
   createdAt: string;
   updatedAt: string;
-}
-interface Job {
-  id: string;
-  type: string;
-  status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
-  total: number;
-  processed: number;
-  created: number;
-  updated: number;
-  failed: number;
-  errors: { row?: number; contactId?: string; message: string }[];
-  createdAt: string;
-  finishedAt: string | null;
 }
 
 let seq = 0;

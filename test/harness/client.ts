@@ -97,3 +97,18 @@ export async function allContacts<C = { id: string; email: string; subscribed: b
   }
   throw new Error('too many pages');
 }
+
+/** An import or bulk job as GET /jobs/:id answers it (DESIGN: Jobs). */
+export interface Job {
+  id: string;
+  type: string;
+  status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+  total: number;
+  processed: number;
+  created: number;
+  updated: number;
+  failed: number;
+  errors: { row?: number; contactId?: string; message: string }[];
+  createdAt: string;
+  finishedAt: string | null;
+}
