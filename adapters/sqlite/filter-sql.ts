@@ -41,6 +41,11 @@ export interface CompiledSql {
 const UNDECIDED = 'NULL';
 
 /** The SQL expression of a document's value at a JSON path, as indexes declare it. */
+/** The JSON path literal of a dotted field (`'$.a."b-c"'`), or undefined for one SQL cannot name. */
+export function jsonPathLiteral(path: string): string | undefined {
+  return jsonPath(path.split('.'));
+}
+
 export function fieldSql(path: string): string | undefined {
   const literal = jsonPath(path.split('.'));
   return literal && `json_extract(doc, ${literal})`;

@@ -32,7 +32,7 @@ import {
 } from '../../ports/store.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
-import { SqlParams, compileSql, fieldSql, type SqlValue } from './filter-sql.ts';
+import { SqlParams, compileSql, fieldSql, jsonPathLiteral, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
 import { applyUpdate, buildUpsert, isPlainObject, plainPathParts, toStored, type Stored } from './update.ts';
 
@@ -52,7 +52,8 @@ interface Table {
 /** A row as the queries select it. */
 interface Row {
   id: string;
-  doc: string;
+  /** The document as JSON text; NULL where only projected fields were read. */
+  doc: string | null;
   /** The filter's three-valued answer: 1, or null when mingo must decide. */
   sure: number | null;
 }
@@ -208,11 +209,14 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const docs = this.#find(this.#table(), filter, options);
-    if (!options.projection || Object.keys(options.projection).length === 0) return docs as T[];
-    const fields = inclusionFields(options.projection);
+    const projection = options.projection && Object.keys(options.projection).length ? options.projection : undefined;
+    // An inclusion of top-level fields is read from SQLite field by field (see #matches).
+    const fields = projection && inclusionFields(projection);
+    const readable = fields?.every((field) => field === '_id' || jsonPathLiteral(field) !== undefined);
+    const docs = this.#find(this.#table(), filter, options, readable ? fields : undefined);
+    if (!projection || readable) return docs as T[];
     if (fields) return docs.map((doc) => project(doc, fields) as T);
-    return mingoFind(docs, {}, options.projection).all() as T[];
+    return mingoFind(docs, {}, projection).all() as T[];
   }
 
   async countDocuments(filter: Filter): Promise<number> {
@@ -336,26 +340,29 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     });
   }
 
-  /** The matching documents, sorted, skipped and limited (fresh objects each). */
-  #find(table: Table, filter: Filter, options: FindOptions): Doc[] {
+  /** The matching documents, sorted, skipped and limited (fresh objects each), projected to `fields`. */
+  #find(table: Table, filter: Filter, options: FindOptions, fields?: string[]): Doc[] {
     const { sort, skip = 0, limit } = options;
     // `{_id: 'x'}`, the commonest query (actor state, records by id), short of the general path.
     const keys = Object.keys(filter);
     if (keys.length === 1 && typeof filter._id === 'string' && !skip) {
       const row = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id = ?`).get(filter._id) as { doc: string } | undefined;
-      return row ? [JSON.parse(row.doc) as Doc] : [];
+      return row ? [fields ? project(JSON.parse(row.doc) as Doc, fields) : (JSON.parse(row.doc) as Doc)] : [];
     }
     const wanted = limit ? skip + limit : undefined;
-    const out = [...this.#matches(table, filter, { sort, wanted })];
+    const out = [...this.#matches(table, filter, { sort, wanted, fields })];
     return skip ? out.slice(skip) : out;
   }
 
   /**
    * Streams the documents matching `filter` in sort order (insertion order without one), at most
    * `wanted` of them. SQLite is asked for `wanted` rows; should mingo turn some undecided rows
-   * down, it is asked again for more.
+   * down, it is asked again for more. With `fields` (an inclusion of top-level fields), each
+   * document is projected to them, and only those fields are read out of a row SQLite decided
+   * (`doc -> '$.field'`, JSON each): a page of reminders or recipients parses no whole documents.
    */
-  *#matches(table: Table, filter: Filter, options: { sort?: FindOptions['sort']; wanted?: number }): Generator<Doc> {
+  *#matches(table: Table, filter: Filter, options: { sort?: FindOptions['sort']; wanted?: number; fields?: string[] }): Generator<Doc> {
+    const { fields } = options;
     const params = new SqlParams();
     const compiled = compileSql(filter, table.indexed, params);
     const terms = [...compiled.index];
@@ -369,11 +376,15 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       // A path SQL cannot name, or an array on a sort path (MongoDB sorts an array by its
       // elements, which SQLite's order cannot say): mingo sorts every match.
       const sorted = mingoAggregate([...this.#matches(table, filter, {})], [{ $sort: options.sort }]) as Doc[];
-      yield* options.wanted === undefined ? sorted : sorted.slice(0, options.wanted);
+      const page = options.wanted === undefined ? sorted : sorted.slice(0, options.wanted);
+      yield* fields ? page.map((doc) => project(doc, fields)) : page;
       return;
     }
     const sure = decided ? '1' : `(${compiled.expr})`;
-    const sql = `SELECT id, json(doc) AS doc, ${sure} AS sure FROM ${table.sql} ${where} ORDER BY ${order}`;
+    const columns = fields
+      ? `${decided ? 'NULL' : `CASE WHEN ${sure} IS 1 THEN NULL ELSE json(doc) END`} AS doc, ${fields.map((field, i) => `doc -> ${jsonPathLiteral(field)!} AS f${i}`).join(', ')}`
+      : 'json(doc) AS doc';
+    const sql = `SELECT id, ${columns}, ${sure} AS sure FROM ${table.sql} ${where} ORDER BY ${order}`;
     let test: ((doc: Doc) => boolean) | undefined;
     let yielded = 0;
     let offset = 0;
@@ -382,11 +393,15 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     for (let ask = options.wanted; ; ) {
       const rowsOf = ask === undefined ? this.#db.statement(sql).iterate(...params.values) : this.#db.statement(paged).iterate(...params.values, ask, offset);
       let rows = 0;
-      for (const row of rowsOf as Iterable<Row>) {
+      for (const row of rowsOf as Iterable<Row & Record<string, string | null>>) {
         rows++;
-        const doc = JSON.parse(row.doc) as Doc;
-        if (row.sure !== 1 && !(test ??= matcher(filter))(doc)) continue;
-        yield doc;
+        if (row.sure === 1 && fields) {
+          yield projectedRow(row, fields);
+        } else {
+          const doc = JSON.parse(row.doc!) as Doc;
+          if (row.sure !== 1 && !(test ??= matcher(filter))(doc)) continue;
+          yield fields ? project(doc, fields) : doc;
+        }
         if (options.wanted !== undefined && ++yielded >= options.wanted) return;
       }
       if (ask === undefined || rows < ask) return;
@@ -629,6 +644,17 @@ function inclusionFields(projection: Record<string, unknown>): string[] | undefi
   const fields = Object.keys(projection);
   if (!fields.every((field) => projection[field] === 1 && !field.includes('.') && plainPathParts(field))) return undefined;
   return fields.sort();
+}
+
+/** project() of a row that selected each of `fields` as JSON (`f0`, `f1`, ...; NULL when missing). */
+function projectedRow(row: { id: string } & Record<string, unknown>, fields: string[]): Doc {
+  const out: Record<string, unknown> = {};
+  fields.forEach((field, i) => {
+    if (field === '_id') out._id = row.id;
+    else if (row[`f${i}`] !== null) out[field] = JSON.parse(row[`f${i}`] as string);
+  });
+  if (out._id === undefined) out._id = row.id;
+  return out as Doc;
 }
 
 /** mingo's inclusion projection for top-level fields: the included fields in name order, then `_id`. */
