@@ -13,8 +13,9 @@
  * (findOneAndUpdate, upserts, unique checks) is atomic in this single-threaded process, and the
  * call resolves once its commit is durable.
  *
- * Two rules of this store that MongoDB does not have, both enforced: an indexed field never holds
- * an array (the indexes are not multikey), and `_id` is a string.
+ * Two rules of this store that MongoDB does not have, both enforced: an indexed field holds only
+ * null, numbers and strings (so the indexes need not be multikey, and their order is MongoDB's),
+ * and `_id` is a string.
  */
 import { Context, Query as FullQuery, aggregate as mingoAggregate, find as mingoFind } from 'mingo';
 import * as queryOperatorModule from 'mingo/operators/query';
@@ -45,8 +46,8 @@ interface Table {
   sql: string;
   /** Top-level fields some index covers: equality on them may use the index. */
   indexed: Set<string>;
-  /** Every indexed path, split: none may hold an array. */
-  indexPaths: string[][];
+  /** Every indexed path, split (each once): what they may hold is checked on every write. */
+  indexPaths: Map<string, string[]>;
 }
 
 /** A row as the queries select it. */
@@ -123,12 +124,12 @@ export class SqliteStore implements DocumentStore {
       // A non-unique index ends with the id, so that a page of `{field: v}` sorted by `_id` (every
       // list) walks the index in order and stops after the page, instead of sorting every match.
       if (!unique) columns.push('id');
-      const indexName = `${collection}:${fields.join(',')}${unique ? '' : ',_id'}`;
-      const name = quote(indexName);
-      const existing = this.#db.statement('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?').get('index', indexName) as { sql: string } | undefined;
-      if (existing && existing.sql.startsWith('CREATE UNIQUE') !== unique) {
-        throw new Error(`index on ${fields.join(',')} in ${collection} already exists with other options`);
-      }
+      const named = (isUnique: boolean) => `${collection}:${fields.join(',')}${isUnique ? '' : ',_id'}`;
+      const name = quote(named(unique));
+      const lookup = this.#db.statement('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?');
+      // The name says whether it is unique, so the same fields declared the other way are found by the other name.
+      if (lookup.get('index', named(!unique))) throw new Error(`index on ${fields.join(',')} in ${collection} already exists with other options`);
+      const existing = lookup.get('index', named(unique));
       if (!existing) {
         const arrays = fields.flatMap((field) => arrayTests(field)).join(' OR ');
         if (this.#db.statement(`SELECT 1 FROM ${table.sql} WHERE ${arrays} LIMIT 1`).get()) {
@@ -142,7 +143,7 @@ export class SqliteStore implements DocumentStore {
       }
       for (const field of fields) {
         if (!field.includes('.')) table.indexed.add(field);
-        table.indexPaths.push(field.split('.'));
+        table.indexPaths.set(field, field.split('.'));
       }
     }
   }
@@ -163,7 +164,7 @@ export class SqliteStore implements DocumentStore {
       this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL, arrays INTEGER NOT NULL DEFAULT 1)`);
       const columns = this.#db.sqlite.prepare(`PRAGMA table_info(${sql})`).all() as { name: string }[];
       if (!columns.some((column) => column.name === 'arrays')) this.#db.sqlite.exec(`ALTER TABLE ${sql} ADD COLUMN arrays INTEGER NOT NULL DEFAULT 1`);
-      table = { name, sql, indexed: new Set(), indexPaths: [] };
+      table = { name, sql, indexed: new Set(), indexPaths: new Map() };
       this.#tables.set(name, table);
     }
     return table;
@@ -614,7 +615,7 @@ function mayHoldArrays(json: string): number {
 
 /** Refuses an array in an indexed field: the expression indexes hold one value per document. */
 function checkIndexedFields(table: Table, doc: Doc): void {
-  for (const parts of table.indexPaths) {
+  for (const parts of table.indexPaths.values()) {
     let value: unknown = doc;
     for (const part of parts) {
       if (value === null || typeof value !== 'object') break;

@@ -287,6 +287,7 @@ describe('unique indexes', () => {
     await expect(store.ensureIndexes('others', [{ keys: { projectId: 1, email: 1 }, unique: true }])).rejects.toBeInstanceOf(DuplicateKeyError);
     await others.deleteOne({ _id: 'c' });
     await store.ensureIndexes('others', [{ keys: { projectId: 1, email: 1 }, unique: true }]);
+    await expect(store.ensureIndexes('others', [{ keys: { projectId: 1, email: 1 } }])).rejects.toThrow(/already exists with other options/);
     await expect(others.insertOne(contact('c', { email: 'a@example.com' }))).rejects.toBeInstanceOf(DuplicateKeyError);
     expect(await others.findOne({ projectId: 'p1', email: 'a@example.com' })).toMatchObject({ _id: 'a' });
   });
