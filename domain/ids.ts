@@ -1,8 +1,29 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { v7 } from 'uuid';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
-/** Time-ordered ids (UUIDv7): sorting by `_id` is sorting by creation, which cursors rely on. */
-export const newId = (): string => v7();
+let lastMs = -1;
+let sequence = 0;
+
+/**
+ * Time-ordered ids (UUIDv7, RFC 9562): sorting by `_id` is sorting by creation, which cursors rely
+ * on. The 48-bit millisecond time, then a 12-bit sequence (method 1 of the RFC: ids made in one
+ * millisecond stay in order; the 4,097th borrows the next millisecond, and a clock that steps back
+ * keeps the last one), then random bits from `randomUUID`, which Node draws from a pool. Ours, not
+ * the `uuid` package's v7: that asks the OS for 16 fresh bytes per id, which was 5% of the CPU of
+ * a tracked event (bench:track profile).
+ */
+export function newId(): string {
+  const random = randomUUID();
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
+    sequence = 0;
+  } else if (++sequence > 0xfff) {
+    lastMs++;
+    sequence = 0;
+  }
+  const time = lastMs.toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${sequence.toString(16).padStart(3, '0')}${random.slice(18)}`;
+}
 
 /** An unguessable token with a readable prefix, e.g. `sk_…`. */
 export const newToken = (prefix: string): string => `${prefix}${randomBytes(24).toString('base64url')}`;

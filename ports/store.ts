@@ -78,5 +78,11 @@ export interface DocumentStore {
   collection<T extends Doc = Doc>(name: string): Collection<T>;
   /** Idempotent; call at start-up for every index a hot query needs. */
   ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
+  /**
+   * Declares a small collection that hot paths read and few writes change (projects, workflows):
+   * the store may answer `find`/`findOne` on it from memory, but never with an answer that a
+   * write it acknowledged has changed.
+   */
+  cacheReads(collection: string): void;
   close(): Promise<void>;
 }

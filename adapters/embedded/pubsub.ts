@@ -20,7 +20,7 @@
  * Records whose topic/subscriber has no handler in this process are left pending, with a
  * warning at start.
  */
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../domain/ids.ts';
 import type { MessageHandler, PubSub, SubscribeOptions } from '../../ports/pubsub.ts';
 import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
 import type { Collection, DocumentStore } from '../../ports/store.ts';
@@ -93,7 +93,8 @@ export class EmbeddedPubSub implements PubSub {
   async publish<T>(topic: string, data: T): Promise<void> {
     const handlers = this.#lanes.get(topic);
     if (!handlers || handlers.length === 0) return;
-    const messageId = randomUUID();
+    // Time-ordered: records are appended to the table's id index, where they are soon deleted too.
+    const messageId = newId();
     const now = new Date();
     const iso = now.toISOString();
     const requestId = currentRequestId();

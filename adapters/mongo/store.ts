@@ -40,6 +40,9 @@ export class MongoStore implements DocumentStore {
    * but FerretDB 1.24 drops the connection on it, and on two clients creating one at once; so
    * look first, and after a failure look again (another replica may have created it meanwhile).
    */
+  /** Not cached yet: replicas would have to tell each other of every write (issue #11). */
+  cacheReads(): void {}
+
   async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {

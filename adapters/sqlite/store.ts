@@ -35,6 +35,7 @@ import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
 import { SqlParams, compileSql, fieldSql, jsonPathLiteral, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
+import { ReadCache } from './read-cache.ts';
 import { applyUpdate, buildUpsert, isPlainObject, plainPathParts, toStored, type Stored } from './update.ts';
 
 export type SqliteStoreOptions = DatabaseOptions;
@@ -48,6 +49,10 @@ interface Table {
   indexed: Set<string>;
   /** Every indexed path, split (each once): what they may hold is checked on every write. */
   indexPaths: Map<string, string[]>;
+  /** The fields of each unique index (`_id` is one): equality on all of them finds one document at most. */
+  unique: string[][];
+  /** Answers of `find`, for a collection declared read-mostly (`cacheReads`). */
+  reads?: ReadCache;
 }
 
 /** A row as the queries select it. */
@@ -66,6 +71,10 @@ export class SqliteStore implements DocumentStore {
 
   private constructor(db: Database) {
     this.#db = db;
+    // A failed commit undid writes whose answers may have been cached since.
+    db.onRollback(() => {
+      for (const table of this.#tables.values()) table.reads?.clear();
+    });
     const regexes = new Map<string, RegExp>();
     db.sqlite.function('mongo_regex', { deterministic: true }, (pattern, flags, value) => {
       const key = `${flags}/${pattern}`;
@@ -145,7 +154,13 @@ export class SqliteStore implements DocumentStore {
         if (!field.includes('.')) table.indexed.add(field);
         table.indexPaths.set(field, field.split('.'));
       }
+      // Top-level fields only: equality on them compiles to exact index terms (see isPointLookup).
+      if (unique && !fields.some((field) => field.includes('.')) && !table.unique.some((known) => known.join() === fields.join())) table.unique.push(fields);
     }
+  }
+
+  cacheReads(collection: string): void {
+    this.table(collection).reads ??= new ReadCache();
   }
 
   async close(): Promise<void> {
@@ -164,7 +179,7 @@ export class SqliteStore implements DocumentStore {
       this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL, arrays INTEGER NOT NULL DEFAULT 1)`);
       const columns = this.#db.sqlite.prepare(`PRAGMA table_info(${sql})`).all() as { name: string }[];
       if (!columns.some((column) => column.name === 'arrays')) this.#db.sqlite.exec(`ALTER TABLE ${sql} ADD COLUMN arrays INTEGER NOT NULL DEFAULT 1`);
-      table = { name, sql, indexed: new Set(), indexPaths: new Map() };
+      table = { name, sql, indexed: new Set(), indexPaths: new Map(), unique: [['_id']] };
       this.#tables.set(name, table);
     }
     return table;
@@ -184,14 +199,14 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   async insertOne(doc: T): Promise<void> {
     const table = this.#table();
     const stored = toStored(doc);
-    await this.#db.write(() => this.#insert(table, stored));
+    await this.#write(table, () => this.#insert(table, stored));
   }
 
   async insertMany(docs: T[]): Promise<void> {
     const table = this.#table();
     const stored = docs.map((doc) => toStored(doc));
     // Ordered: the documents before a duplicate stay inserted, as in MongoDB.
-    const failure = await this.#db.write(() => {
+    const failure = await this.#write(table, () => {
       for (const one of stored) {
         try {
           this.#insert(table, one);
@@ -210,6 +225,17 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const { reads } = this.#table();
+    const key = reads && ReadCache.key(filter, options);
+    if (key === undefined) return this.#read(filter, options);
+    const hit = reads!.get<T>(key);
+    if (hit) return hit;
+    const answer = this.#read(filter, options);
+    reads!.set(key, answer);
+    return answer;
+  }
+
+  #read(filter: Filter, options: FindOptions): T[] {
     const projection = options.projection && Object.keys(options.projection).length ? options.projection : undefined;
     // An inclusion of top-level fields is read from SQLite field by field (see #matches).
     const fields = projection && inclusionFields(projection);
@@ -246,7 +272,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   async replaceOne(filter: Filter, doc: T, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
     const table = this.#table();
-    return this.#db.write(() => {
+    return this.#write(table, () => {
       const [current] = this.#find(table, filter, { limit: 1 });
       if (current) {
         if (doc._id !== undefined && doc._id !== current._id) throw new Error('replaceOne cannot change _id');
@@ -272,7 +298,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
     const table = this.#table();
-    return this.#db.write(() => {
+    return this.#write(table, () => {
       const matched = this.#find(table, filter, {});
       let modified = 0;
       for (const before of matched) {
@@ -299,12 +325,17 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   async deleteOne(filter: Filter): Promise<number> {
     const table = this.#table();
-    return this.#db.write(() => this.#delete(table, this.#find(table, filter, { limit: 1 })));
+    if (Object.keys(filter).length === 1 && typeof filter._id === 'string') {
+      // By id (a delivered message, a claim given up): no need to read the document first.
+      const id = filter._id;
+      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id = ?`).run(id).changes));
+    }
+    return this.#write(table, () => this.#delete(table, this.#find(table, filter, { limit: 1 })));
   }
 
   async deleteMany(filter: Filter): Promise<number> {
     const table = this.#table();
-    return this.#db.write(() => this.#delete(table, this.#find(table, filter, {})));
+    return this.#write(table, () => this.#delete(table, this.#find(table, filter, {})));
   }
 
   async aggregate<R = Doc>(pipeline: Record<string, unknown>[]): Promise<R[]> {
@@ -323,10 +354,16 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   // ---- internals ------------------------------------------------------------------------------
 
+  /** Every write to a table goes through here: it clears the table's cached answers first. */
+  #write<R>(table: Table, work: () => R): Promise<R> {
+    table.reads?.clear();
+    return this.#db.write(work);
+  }
+
   /** The shared core of updateOne and findOneAndUpdate: update the first match, or upsert. */
   #updateFirst(filter: Filter, update: Update, upsert: boolean): Promise<UpdateOutcome> {
     const table = this.#table();
-    return this.#db.write((): UpdateOutcome => {
+    return this.#write(table, (): UpdateOutcome => {
       const [before] = this.#find(table, filter, { limit: 1 });
       if (before) {
         const after = applyUpdate(before, update, filter);
@@ -385,8 +422,22 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const columns = fields
       ? `${decided ? 'NULL' : `CASE WHEN ${sure} IS 1 THEN NULL ELSE json(doc) END`} AS doc, ${fields.map((field, i) => `doc -> ${jsonPathLiteral(field)!} AS f${i}`).join(', ')}`
       : 'json(doc) AS doc';
-    const sql = `SELECT id, ${columns}, ${sure} AS sure FROM ${table.sql} ${where} ORDER BY ${order}`;
+    const select = `SELECT id, ${columns}, ${sure} AS sure FROM ${table.sql} ${where}`;
     let test: ((doc: Doc) => boolean) | undefined;
+    const answer = (row: Row & Record<string, string | null>): Doc | undefined => {
+      if (row.sure === 1 && fields) return projectedRow(row, fields);
+      const doc = JSON.parse(row.doc!) as Doc;
+      if (row.sure !== 1 && !(test ??= matcher(filter))(doc)) return undefined;
+      return fields ? project(doc, fields) : doc;
+    };
+    if (isPointLookup(table, filter)) {
+      // One row at most: no order to keep and no page to count (a lookup by email or key hash).
+      const row = this.#db.statement(select).get(...params.values) as (Row & Record<string, string | null>) | undefined;
+      const doc = row && answer(row);
+      if (doc) yield doc;
+      return;
+    }
+    const sql = `${select} ORDER BY ${order}`;
     let yielded = 0;
     let offset = 0;
     const n = params.values.length;
@@ -396,13 +447,9 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       let rows = 0;
       for (const row of rowsOf as Iterable<Row & Record<string, string | null>>) {
         rows++;
-        if (row.sure === 1 && fields) {
-          yield projectedRow(row, fields);
-        } else {
-          const doc = JSON.parse(row.doc!) as Doc;
-          if (row.sure !== 1 && !(test ??= matcher(filter))(doc)) continue;
-          yield fields ? project(doc, fields) : doc;
-        }
+        const doc = answer(row);
+        if (!doc) continue;
+        yield doc;
         if (options.wanted !== undefined && ++yielded >= options.wanted) return;
       }
       if (ask === undefined || rows < ask) return;
@@ -486,6 +533,14 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     for (const doc of docs) statement.run(doc._id);
     return docs.length;
   }
+}
+
+/**
+ * Whether `filter` names a value for every field of some unique index of top-level fields:
+ * compileSql turns each into an exact index term, so SQLite finds one candidate row at most.
+ */
+function isPointLookup(table: Table, filter: Filter): boolean {
+  return table.unique.some((fields) => fields.every((field) => typeof filter[field] === 'string' || typeof filter[field] === 'number'));
 }
 
 type UpdateOutcome =

@@ -51,5 +51,6 @@ export async function ensureAccountIndexes(store: DocumentStore): Promise<void> 
     { keys: { secretKeyHash: 1 }, unique: true },
     { keys: { publicKeyHash: 1 }, unique: true },
   ]);
+  store.cacheReads('projects'); // every API call looks its key up
   await store.ensureIndexes('memberships', [{ keys: { userId: 1 } }, { keys: { projectId: 1 } }]);
 }

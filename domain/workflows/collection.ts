@@ -80,6 +80,7 @@ export const entryId = (workflowId: string, contactId: string) => `${workflowId}
 
 export async function ensureWorkflowIndexes(store: DocumentStore): Promise<void> {
   await store.ensureIndexes('workflows', [{ keys: { projectId: 1 } }, { keys: { projectId: 1, eventName: 1 } }]);
+  store.cacheReads('workflows'); // every recorded event looks up the workflows it starts
   await store.ensureIndexes('workflow_steps', [{ keys: { workflowId: 1 } }]);
   await store.ensureIndexes('workflow_transitions', [{ keys: { workflowId: 1 } }]);
   await store.ensureIndexes('workflow_executions', [

@@ -279,6 +279,26 @@ describe('unique indexes', () => {
     expect(await contacts.countDocuments({ projectId: 'p1' })).toBe(3);
   });
 
+  it('finds by the whole unique key with any further condition, as mingo does', async () => {
+    await contacts.updateOne({ _id: 'a' }, { $set: { tags: ['x', 'y'], age: 3 } });
+    const key = { projectId: 'p1', email: 'a@example.com' };
+    const cases: [Filter, string[]][] = [
+      [key, ['a']],
+      [{ ...key, tags: 'y' }, ['a']], // an array: mingo decides
+      [{ ...key, tags: 'z' }, []],
+      [{ ...key, age: { $gt: 2 } }, ['a']],
+      [{ ...key, age: { $gt: 3 } }, []],
+      [{ ...key, _id: 'b' }, []],
+      [{ projectId: 'p1', email: 'b@example.com', _id: 'b' }, ['b']],
+      [{ _id: 'a', tags: 'x' }, ['a']],
+    ];
+    for (const [filter, ids] of cases) {
+      expect((await contacts.find(filter)).map((d) => d._id), JSON.stringify(filter)).toEqual(ids);
+      expect((await contacts.find(filter, { projection: { email: 1 } })).map((d) => d._id)).toEqual(ids);
+      expect(await contacts.find(filter, { skip: 1 })).toEqual([]);
+    }
+  });
+
   it('keeps a unique index across a reopen and refuses an index the data violates', async () => {
     await reopen();
     await expect(contacts.insertOne(contact('c', { email: 'b@example.com' }))).rejects.toBeInstanceOf(DuplicateKeyError);
@@ -364,6 +384,49 @@ describe('queries', () => {
       { _id: 'open', total: 4 },
     ]);
     expect(await contacts.aggregate([{ $match: { projectId: 'p1' } }, { $count: 'n' }])).toEqual([{ n: 3 }]);
+  });
+});
+
+describe('read-mostly collections (cacheReads)', () => {
+  beforeEach(async () => {
+    await store.ensureIndexes('contacts', [{ keys: { projectId: 1, email: 1 }, unique: true }]);
+    store.cacheReads('contacts');
+    await contacts.insertMany([contact('a', { age: 30 }), contact('b', { age: 20 })]);
+  });
+
+  it('answers a repeated query from memory, with a fresh copy each time', async () => {
+    const first = await contacts.find({ projectId: 'p1' }, { sort: { age: 1 } });
+    // Changed behind the store's back: a cached answer does not see it, a read from SQLite would.
+    store.database.sqlite.exec(`UPDATE contacts SET doc = jsonb_set(doc, '$.age', 99) WHERE id = 'a'`);
+    first[0].age = 1;
+    expect(await contacts.find({ projectId: 'p1' }, { sort: { age: 1 } })).toEqual([contact('b', { age: 20 }), contact('a', { age: 30 })]);
+    expect(await contacts.findOne({ _id: 'a' })).toEqual(contact('a', { age: 99 })); // another query: read anew
+  });
+
+  it('never answers what a write has changed, whichever write it was', async () => {
+    const ask = () => contacts.find({ projectId: 'p1' }, { projection: { age: 1 } });
+    await ask();
+    await contacts.updateOne({ _id: 'a' }, { $set: { age: 31 } });
+    expect(await ask()).toEqual([{ _id: 'a', age: 31 }, { _id: 'b', age: 20 }]);
+    await contacts.insertOne(contact('c', { age: 5 }));
+    expect((await ask()).map((d) => d._id)).toEqual(['a', 'b', 'c']);
+    await contacts.replaceOne({ _id: 'c' }, contact('c', { age: 6 }));
+    expect((await ask())[2]).toEqual({ _id: 'c', age: 6 });
+    await contacts.findOneAndUpdate({ _id: 'c' }, { $inc: { age: 1 } });
+    expect((await ask())[2]).toEqual({ _id: 'c', age: 7 });
+    await contacts.updateMany({}, { $set: { age: 0 } });
+    expect((await ask()).map((d) => d.age)).toEqual([0, 0, 0]);
+    await contacts.deleteOne({ _id: 'c' });
+    await contacts.deleteMany({ _id: 'b' });
+    expect(await ask()).toEqual([{ _id: 'a', age: 0 }]);
+    // A refused write changes nothing, and the answer after it is still the true one.
+    await expect(contacts.insertOne(contact('a'))).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect(await ask()).toEqual([{ _id: 'a', age: 0 }]);
+  });
+
+  it('does not cache a query JSON cannot say exactly', async () => {
+    expect(await contacts.find({ email: { $regex: /^A@/i } })).toHaveLength(1);
+    expect(await contacts.find({ email: { $regex: /^B@/i } })).toEqual([contact('b', { age: 20 })]);
   });
 });
 
