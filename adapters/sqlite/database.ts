@@ -5,7 +5,8 @@
  * Writes: every write runs synchronously inside the open transaction (a savepoint each, so one
  * that throws undoes only itself) and its promise resolves once the transaction is committed and
  * on disk. The transaction is committed once per event-loop turn, so the writes of every request
- * handled in that turn share one commit and one fsync.
+ * handled in that turn share one commit and one fsync; while the last group's fsync runs, the open
+ * transaction keeps growing and is committed when it ends (the disk sets the pace, not the loop).
  *
  * Units: an actor turn runs as a unit (`unit()`). Its writes resolve at once and the unit resolves
  * once they are durable; no commit happens while a unit is open, so a turn's state, projections
