@@ -109,6 +109,14 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
       }
       continue;
     }
+    if (sql && isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
+      // A list of strings or numbers (statuses): its points in the index. With a null (which
+      // matches a missing field) or anything else, the expression alone decides.
+      const values = condition.$in as unknown[];
+      if (values.length === 0 || !values.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) continue;
+      terms.push(`${sql} IN (SELECT value FROM json_each(${params.add(JSON.stringify(values))}))`);
+      continue;
+    }
     const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
     if (!sql || !(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) continue;
     terms.push(`${sql} = ${params.add(value)}`);

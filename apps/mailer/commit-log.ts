@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** After this much, the log starts afresh (the previous file is kept until the next switch). */
@@ -15,40 +15,74 @@ const MAX_BYTES = 16 * 1024 * 1024;
 export class CommitLog {
   readonly #current: string;
   readonly #previous: string;
-  readonly #committed = new Set<string>();
+  /** The ids each file holds: the memory kept is two files' worth, however long the mailer runs. */
+  #currentIds = new Set<string>();
+  #previousIds = new Set<string>();
+  /** The current file, open for appending (once), and its size: one write per record, no stat. */
+  #fd: number | undefined;
+  #bytes = 0;
+  readonly #maxBytes: number;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, options: { maxBytes?: number } = {}) {
+    this.#maxBytes = options.maxBytes ?? MAX_BYTES;
     const dir = join(dataDir, 'mailer');
     mkdirSync(dir, { recursive: true });
     this.#current = join(dir, 'commits.log');
     this.#previous = join(dir, 'commits.previous.log');
-    for (const file of [this.#previous, this.#current]) {
-      if (!existsSync(file)) continue;
-      for (const line of readFileSync(file, 'utf8').split('\n')) {
-        if (line.startsWith('-')) this.#committed.delete(line.slice(1));
-        else if (line) this.#committed.add(line);
-      }
-    }
+    readIds(this.#previous, this.#previousIds);
+    readIds(this.#current, this.#currentIds, this.#previousIds);
+  }
+
+  /** Closes the file; a record after this opens it again. */
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
   }
 
   has(emailId: string): boolean {
-    return this.#committed.has(emailId);
+    return this.#currentIds.has(emailId) || this.#previousIds.has(emailId);
   }
 
   /** Durable against a crash of this process when it returns (no fsync: not against power loss). */
   commit(emailId: string): void {
     this.#append(emailId);
-    this.#committed.add(emailId);
+    this.#currentIds.add(emailId);
   }
 
   /** A failure the mailer lived to see: the server did not take the message after all. */
   forget(emailId: string): void {
-    if (!this.#committed.delete(emailId)) return;
+    if (!this.has(emailId)) return;
+    this.#currentIds.delete(emailId);
+    this.#previousIds.delete(emailId);
     this.#append(`-${emailId}`);
   }
 
   #append(line: string): void {
-    if (existsSync(this.#current) && statSync(this.#current).size > MAX_BYTES) renameSync(this.#current, this.#previous);
-    appendFileSync(this.#current, `${line}\n`);
+    if (this.#fd === undefined) {
+      this.#fd = openSync(this.#current, 'a');
+      this.#bytes = fstatSync(this.#fd).size;
+    }
+    if (this.#bytes > this.#maxBytes) {
+      this.close();
+      renameSync(this.#current, this.#previous);
+      this.#fd = openSync(this.#current, 'a');
+      this.#bytes = 0;
+      this.#previousIds = this.#currentIds;
+      this.#currentIds = new Set();
+    }
+    this.#bytes += writeSync(this.#fd, `${line}\n`);
+  }
+}
+
+/** Adds the ids a file records as committed to `ids`; a `-id` line takes one back from `earlier` too. */
+function readIds(file: string, ids: Set<string>, earlier?: Set<string>): void {
+  if (!existsSync(file)) return;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.startsWith('-')) {
+      ids.delete(line.slice(1));
+      earlier?.delete(line.slice(1));
+    } else if (line) {
+      ids.add(line);
+    }
   }
 }

@@ -44,6 +44,7 @@ export function startMailer(p: Platform): { close(): void } {
     close() {
       breaker.shutdown();
       transport.close();
+      commits.close();
     },
   };
 }

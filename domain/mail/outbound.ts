@@ -65,7 +65,8 @@ export const emailAttachments = (p: Pick<Platform, 'store'>) =>
 export async function ensureEmailIndexes(store: Platform['store']): Promise<void> {
   await store.ensureIndexes('emails', [
     { keys: { projectId: 1, contactId: 1 } },
-    { keys: { projectId: 1, sourceId: 1 } },
+    // A campaign's emails, and those still in flight (counted before each batch): by status too.
+    { keys: { projectId: 1, sourceId: 1, status: 1 } },
     { keys: { attachmentsId: 1 } },
   ]);
 }

@@ -1,0 +1,44 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CommitLog } from '../../apps/mailer/commit-log.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-commits-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('the mailer commit log', () => {
+  it('knows what it committed and forgot, in this process and the next', () => {
+    const log = new CommitLog(dir);
+    log.commit('a');
+    log.commit('b');
+    log.forget('b');
+    log.forget('never'); // nothing to take back: nothing written
+    expect([log.has('a'), log.has('b')]).toEqual([true, false]);
+    log.close();
+    log.commit('c'); // after close: opened again
+    const next = new CommitLog(dir);
+    expect(['a', 'b', 'c', 'never'].map((id) => next.has(id))).toEqual([true, false, true, false]);
+    expect(fs.readFileSync(path.join(dir, 'mailer', 'commits.log'), 'utf8')).toBe('a\nb\n-b\nc\n');
+    log.close();
+    next.close();
+  });
+
+  it('keeps two files: what the one before the last held is forgotten, also in memory', () => {
+    const log = new CommitLog(dir, { maxBytes: 10 });
+    for (const id of ['id-1', 'id-2', 'id-3']) log.commit(id); // 15 bytes: the next record starts a file
+    log.commit('id-4');
+    log.forget('id-1'); // in the previous file: taken back from the current one
+    expect(['id-1', 'id-2', 'id-3', 'id-4'].map((id) => log.has(id))).toEqual([false, true, true, true]);
+    const reread = new CommitLog(dir, { maxBytes: 10 });
+    expect(['id-1', 'id-2', 'id-3', 'id-4'].map((id) => reread.has(id))).toEqual([false, true, true, true]);
+    for (const id of ['id-5', 'id-6', 'id-7']) log.commit(id); // current passes 10 bytes: rotates again
+    expect(['id-2', 'id-3', 'id-4', 'id-5', 'id-7'].map((id) => log.has(id))).toEqual([false, false, true, true, true]);
+    expect(fs.readdirSync(path.join(dir, 'mailer')).sort()).toEqual(['commits.log', 'commits.previous.log']);
+    log.close();
+    reread.close();
+  });
+});
