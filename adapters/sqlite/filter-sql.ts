@@ -12,8 +12,8 @@
  * with mingo over random documents and filters.
  *
  * Besides the three-valued expression, a filter yields `index` terms: plain equalities on indexed
- * top-level fields and on `_id`, written exactly as the indexes are declared so that SQLite's
- * planner can use them. They select a superset of the matches because the store refuses an array
+ * top-level fields and on `_id`, on the columns that hold them (store.ts), which the indexes are
+ * declared on, so that SQLite's planner can use them. They select a superset of the matches because the store refuses an array
  * or object in an indexed field (see store.ts), which is the only way a document could match
  * `{field: value}` without holding that very value there.
  */
@@ -52,10 +52,11 @@ export function fieldSql(path: string): string | undefined {
 }
 
 /**
- * Compiles `filter`. `indexed` holds the top-level fields that some index of the collection
- * covers (their values are only null, numbers and strings: store.ts refuses anything else).
+ * Compiles `filter`. `indexed` maps the top-level fields that some index of the collection covers
+ * to the column that holds each (their values are only null, numbers and strings: store.ts refuses
+ * anything else, and keeps the column equal to the field).
  */
-export function compileSql(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): CompiledSql {
+export function compileSql(filter: Filter, indexed: ReadonlyMap<string, string>, params: SqlParams): CompiledSql {
   const { terms, exact } = indexTerms(filter, indexed, params);
   // What an index term answers exactly needs no second test in the expression.
   const rest = exact.size ? Object.fromEntries(Object.entries(filter).filter(([key]) => !exact.has(key))) : filter;
@@ -74,7 +75,7 @@ export function compileSql(filter: Filter, indexed: ReadonlySet<string>, params:
  * refused in indexed fields, and a value that looks like JSON is left to the expression).
  * Booleans and numbers share 1/0 in SQLite, so those terms only narrow.
  */
-function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlParams): { terms: string[]; exact: Set<string> } {
+function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params: SqlParams): { terms: string[]; exact: Set<string> } {
   const terms: string[] = [];
   const exact = new Set<string>();
   for (const field of Object.keys(filter)) {
@@ -99,9 +100,9 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
       }
       continue;
     }
-    if (!indexed.has(field)) continue;
-    const sql = fieldSql(field);
-    if (sql && isPlainObject(condition) && Object.keys(condition).length > 0 && Object.keys(condition).every((op) => op in ORDER_SQL)) {
+    const sql = indexed.get(field);
+    if (!sql) continue;
+    if (isPlainObject(condition) && Object.keys(condition).length > 0 && Object.keys(condition).every((op) => op in ORDER_SQL)) {
       // A range of strings or numbers: every match is in it (an indexed field holds only null,
       // numbers and strings, and numbers sort before strings); the expression decides the rest.
       for (const [op, operand] of Object.entries(condition)) {
@@ -109,7 +110,7 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
       }
       continue;
     }
-    if (sql && isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
+    if (isPlainObject(condition) && Object.keys(condition).length === 1 && Array.isArray(condition.$in)) {
       // A list of strings or numbers (statuses): its points in the index. With a null (which
       // matches a missing field) or anything else, the expression alone decides.
       const values = condition.$in as unknown[];
@@ -118,7 +119,7 @@ function indexTerms(filter: Filter, indexed: ReadonlySet<string>, params: SqlPar
       continue;
     }
     const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
-    if (!sql || !(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) continue;
+    if (!(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) continue;
     terms.push(`${sql} = ${params.add(value)}`);
     if (typeof value === 'string' && !/^\s*[[{]/.test(value)) exact.add(field);
   }

@@ -45,10 +45,16 @@ interface Table {
   name: string;
   /** The quoted table name. */
   sql: string;
-  /** Top-level fields some index covers: equality on them may use the index. */
-  indexed: Set<string>;
+  /** Top-level fields some index covers, and their columns: equality on them may use the index. */
+  indexed: Map<string, string>;
   /** Every indexed path, split (each once): what they may hold is checked on every write. */
   indexPaths: Map<string, string[]>;
+  /**
+   * The column that holds each indexed path's value (quoted), which the indexes are declared on.
+   * Written with the document, and on an update only when the value changed: an update that
+   * leaves the indexed fields alone (a tracked event on a contact) does not touch its indexes.
+   */
+  columns: Map<string, string>;
   /** The fields of each unique index (`_id` is one): equality on all of them finds one document at most. */
   unique: string[][];
   /** Answers of `find`, for a collection declared read-mostly (`cacheReads`). */
@@ -110,7 +116,14 @@ export class SqliteStore implements DocumentStore {
    */
   importJournal(dir: string): number | undefined {
     try {
-      return importJournal(this.#db, dir, (collection) => this.table(collection).sql);
+      const imported = importJournal(this.#db, dir, (collection) => this.table(collection).sql);
+      // The import writes documents only: the columns of indexed fields are filled after it.
+      if (imported !== undefined) {
+        for (const table of this.#tables.values()) {
+          for (const [field, column] of table.columns) this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
+        }
+      }
+      return imported;
     } catch (err) {
       this.#tables.clear(); // the import's tables were rolled back with it
       throw err;
@@ -128,32 +141,33 @@ export class SqliteStore implements DocumentStore {
     for (const spec of indexes) {
       const fields = Object.keys(spec.keys);
       const unique = spec.unique ?? false;
-      const columns = fields.map((field) => fieldSql(field));
-      if (columns.some((column) => column === undefined)) throw new Error(`cannot index ${fields.join(',')} in ${collection}`);
-      // A non-unique index ends with the id, so that a page of `{field: v}` sorted by `_id` (every
-      // list) walks the index in order and stops after the page, instead of sorting every match.
-      if (!unique) columns.push('id');
+      if (fields.some((field) => fieldSql(field) === undefined)) throw new Error(`cannot index ${fields.join(',')} in ${collection}`);
       const named = (isUnique: boolean) => `${collection}:${fields.join(',')}${isUnique ? '' : ',_id'}`;
       const name = quote(named(unique));
-      const lookup = this.#db.statement('SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?');
+      const lookup = this.#db.statement('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?');
       // The name says whether it is unique, so the same fields declared the other way are found by the other name.
       if (lookup.get('index', named(!unique))) throw new Error(`index on ${fields.join(',')} in ${collection} already exists with other options`);
-      const existing = lookup.get('index', named(unique));
-      if (!existing) {
+      const existing = lookup.get('index', named(unique)) as { sql: string } | undefined;
+      // Declared on the document itself by the first SQLite version of this store: made again on the columns.
+      const outdated = existing?.sql.includes('json_extract');
+      if (!existing || outdated) {
         const arrays = fields.flatMap((field) => arrayTests(field)).join(' OR ');
         if (this.#db.statement(`SELECT 1 FROM ${table.sql} WHERE ${arrays} LIMIT 1`).get()) {
           throw new Error(`cannot index ${fields.join(',')} in ${collection}: a document holds an array there`);
         }
+        // A non-unique index ends with the id, so that a page of `{field: v}` sorted by `_id` (every
+        // list) walks the index in order and stops after the page, instead of sorting every match.
+        const columns = [...(await Promise.all(fields.map((field) => this.#column(table, field)))), ...(unique ? [] : ['id'])];
         try {
-          await this.#db.write(() => this.#db.sqlite.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${table.sql} (${columns.join(', ')})`));
+          await this.#db.write(() => {
+            if (outdated) this.#db.sqlite.exec(`DROP INDEX ${name}`);
+            this.#db.sqlite.exec(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${name} ON ${table.sql} (${columns.join(', ')})`);
+          });
         } catch (err) {
           throw duplicateKey(collection, err) ?? err;
         }
       }
-      for (const field of fields) {
-        if (!field.includes('.')) table.indexed.add(field);
-        table.indexPaths.set(field, field.split('.'));
-      }
+      for (const field of fields) await this.#column(table, field);
       // Top-level fields only: equality on them compiles to exact index terms (see isPointLookup).
       if (unique && !fields.some((field) => field.includes('.')) && !table.unique.some((known) => known.join() === fields.join())) table.unique.push(fields);
     }
@@ -179,10 +193,24 @@ export class SqliteStore implements DocumentStore {
       this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL, arrays INTEGER NOT NULL DEFAULT 1)`);
       const columns = this.#db.sqlite.prepare(`PRAGMA table_info(${sql})`).all() as { name: string }[];
       if (!columns.some((column) => column.name === 'arrays')) this.#db.sqlite.exec(`ALTER TABLE ${sql} ADD COLUMN arrays INTEGER NOT NULL DEFAULT 1`);
-      table = { name, sql, indexed: new Set(), indexPaths: new Map(), unique: [['_id']] };
+      table = { name, sql, indexed: new Map(), indexPaths: new Map(), columns: new Map(), unique: [['_id']] };
+      // The columns of fields indexed before: kept current from the first write on.
+      for (const column of columns) if (column.name.startsWith(COLUMN_PREFIX)) registerColumn(table, column.name.slice(COLUMN_PREFIX.length));
       this.#tables.set(name, table);
     }
     return table;
+  }
+
+  /** The column of an indexed path, added (and filled from every document) the first time. */
+  async #column(table: Table, field: string): Promise<string> {
+    const known = table.columns.get(field);
+    if (known) return known;
+    const column = quote(`${COLUMN_PREFIX}${field}`);
+    await this.#db.write(() => {
+      this.#db.sqlite.exec(`ALTER TABLE ${table.sql} ADD COLUMN ${column}`);
+      this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
+    });
+    return registerColumn(table, field);
   }
 }
 
@@ -278,7 +306,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
         if (doc._id !== undefined && doc._id !== current._id) throw new Error('replaceOne cannot change _id');
         const after = toStored({ ...doc, _id: current._id });
         if (after.json === JSON.stringify(current)) return { matched: 1, modified: 0 };
-        this.#replace(table, after);
+        this.#replace(table, after, current);
         return { matched: 1, modified: 1 };
       }
       if (!options.upsert) return { matched: 0, modified: 0 };
@@ -304,7 +332,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       for (const before of matched) {
         const after = applyUpdate(before, update, filter);
         if (!after) continue;
-        this.#replace(table, after);
+        this.#replace(table, after, before);
         modified++;
       }
       return { matched: matched.length, modified };
@@ -368,7 +396,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       if (before) {
         const after = applyUpdate(before, update, filter);
         if (!after) return { kind: 'updated', before, after: before };
-        this.#replace(table, after);
+        this.#replace(table, after, before);
         return { kind: 'updated', before, after: after.doc };
       }
       if (!upsert) return { kind: 'none' };
@@ -512,17 +540,34 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   #insert(table: Table, stored: Stored): void {
     const id = requireId(stored.doc);
     checkIndexedFields(table, stored.doc);
+    const columns = [...table.columns];
+    const names = columns.map(([, column]) => `, ${column}`).join('');
+    const values = columns.map(([field]) => columnValue(stored.doc, table.indexPaths.get(field)!));
     try {
-      this.#db.statement(`INSERT INTO ${table.sql} (id, doc, arrays) VALUES (?, jsonb(?), ?)`).run(id, stored.json, mayHoldArrays(stored.json));
+      this.#db
+        .statement(`INSERT INTO ${table.sql} (id, doc, arrays${names}) VALUES (?, jsonb(?), ?${', ?'.repeat(columns.length)})`)
+        .run(id, stored.json, mayHoldArrays(stored.json), ...values);
     } catch (err) {
       throw duplicateKey(table.name, err) ?? err;
     }
   }
 
-  #replace(table: Table, stored: Stored): void {
+  /** Replaces `before` (as stored) with `stored`, setting only the columns whose value changed. */
+  #replace(table: Table, stored: Stored, before: Doc): void {
     checkIndexedFields(table, stored.doc);
+    let sets = '';
+    const values: SqlValue[] = [];
+    for (const [field, column] of table.columns) {
+      const parts = table.indexPaths.get(field)!;
+      const value = columnValue(stored.doc, parts);
+      if (value === columnValue(before, parts)) continue;
+      sets += `, ${column} = ?`;
+      values.push(value);
+    }
     try {
-      this.#db.statement(`UPDATE ${table.sql} SET doc = jsonb(?), arrays = ? WHERE id = ?`).run(stored.json, mayHoldArrays(stored.json), stored.doc._id);
+      this.#db
+        .statement(`UPDATE ${table.sql} SET doc = jsonb(?), arrays = ?${sets} WHERE id = ?`)
+        .run(stored.json, mayHoldArrays(stored.json), ...values, stored.doc._id);
     } catch (err) {
       throw duplicateKey(table.name, err) ?? err;
     }
@@ -554,7 +599,7 @@ type UpdateOutcome =
  * cannot name. An indexed field holds only null, numbers and strings (checkIndexedFields), whose
  * order SQLite's is, so it is sorted by its value alone, as its index is (the index serves it).
  */
-function orderBy(sort: FindOptions['sort'], indexed: ReadonlySet<string>): string | undefined {
+function orderBy(sort: FindOptions['sort'], indexed: ReadonlyMap<string, string>): string | undefined {
   const keys: string[] = [];
   for (const [field, direction] of Object.entries(sort ?? {})) {
     const dir = direction === -1 ? 'DESC' : 'ASC';
@@ -562,12 +607,13 @@ function orderBy(sort: FindOptions['sort'], indexed: ReadonlySet<string>): strin
       keys.push(`id ${dir}`);
       continue;
     }
-    const value = plainPathParts(field) && fieldSql(field);
-    if (!value) return undefined;
-    if (indexed.has(field)) {
-      keys.push(`${value} ${dir}`);
+    const column = indexed.get(field);
+    if (column) {
+      keys.push(`${column} ${dir}`);
       continue;
     }
+    const value = plainPathParts(field) && fieldSql(field);
+    if (!value) return undefined;
     const type = value.replace('json_extract', 'json_type');
     keys.push(
       `CASE ifnull(${type}, 'null') WHEN 'null' THEN 0 WHEN 'integer' THEN 1 WHEN 'real' THEN 1 WHEN 'text' THEN 2 WHEN 'object' THEN 3 WHEN 'array' THEN 4 ELSE 5 END ${dir}`,
@@ -683,6 +729,35 @@ function checkIndexedFields(table: Table, doc: Doc): void {
       throw new Error(`${table.name}.${parts.join('.')} is indexed and holds only strings, numbers or null`);
     }
   }
+}
+
+/** Names the column of an indexed path: `"$projectId"`, `"$profile.city"`. */
+const COLUMN_PREFIX = '$';
+
+function registerColumn(table: Table, field: string): string {
+  const column = quote(`${COLUMN_PREFIX}${field}`);
+  table.columns.set(field, column);
+  table.indexPaths.set(field, field.split('.'));
+  if (!field.includes('.')) table.indexed.set(field, column);
+  return column;
+}
+
+/**
+ * A path's value as its column holds it: what `json_extract(doc, path)` gives (null when missing;
+ * 1 and 0 for booleans and JSON text for objects, which only documents from before the index can
+ * hold, see checkIndexedFields).
+ */
+function columnValue(doc: Doc, parts: string[]): SqlValue {
+  let value: unknown = doc;
+  for (const part of parts) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+    value = (value as Record<string, unknown>)[part];
+  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value === null || value === undefined) return null;
+  return JSON.stringify(value);
 }
 
 /** A DuplicateKeyError for SQLite's unique-constraint failure, or undefined for other errors. */

@@ -313,6 +313,45 @@ describe('unique indexes', () => {
   });
 });
 
+describe('indexed fields in columns', () => {
+  /** Rows whose column of `field` differs from the field in the document. */
+  const stale = (table: string, field: string) =>
+    store.database.sqlite.prepare(`SELECT id FROM "${table}" WHERE "$${field}" IS NOT json_extract(doc, '$.${field}')`).all();
+
+  it('keeps each column equal to its field through every kind of write, and across a reopen', async () => {
+    await contacts.insertOne(contact('early', { age: 1 })); // before the index: filled when the column is made
+    await store.ensureIndexes('contacts', [{ keys: { projectId: 1, email: 1 }, unique: true }, { keys: { 'profile.city': 1 } }]);
+    await contacts.insertMany([contact('a', { profile: { city: 'Oslo' } } as Partial<Contact>), contact('b')]);
+    await contacts.updateOne({ _id: 'a' }, { $set: { email: 'new@example.com', age: 3 } });
+    await contacts.updateOne({ _id: 'b' }, { $set: { age: 4 } }); // indexed fields untouched
+    await contacts.updateMany({ projectId: 'p1' }, { $set: { 'profile.city': 'Bergen' } });
+    await contacts.replaceOne({ _id: 'b' }, contact('b', { projectId: 'p2' }));
+    await contacts.findOneAndUpdate({ _id: 'c' }, { $set: { projectId: 'p3', email: 'c@example.com' } }, { upsert: true });
+    await contacts.updateOne({ _id: 'a' }, { $unset: { profile: '' } });
+    for (const field of ['projectId', 'email', 'profile.city']) expect(stale('contacts', field), field).toEqual([]);
+    await reopen();
+    // Written before this run declares its indexes: the columns are known from the table already.
+    await contacts.updateOne({ _id: 'a' }, { $set: { projectId: 'p9' } });
+    await contacts.insertOne(contact('d', { profile: { city: 'Rome' } } as Partial<Contact>));
+    for (const field of ['projectId', 'email', 'profile.city']) expect(stale('contacts', field), field).toEqual([]);
+    await store.ensureIndexes('contacts', [{ keys: { projectId: 1, email: 1 }, unique: true }, { keys: { 'profile.city': 1 } }]);
+    expect((await contacts.find({ projectId: 'p9' })).map((d) => d._id)).toEqual(['a']);
+    expect((await contacts.find({ 'profile.city': 'Rome' })).map((d) => d._id)).toEqual(['d']);
+    expect((await contacts.find({}, { sort: { projectId: -1 }, projection: { _id: 1 } })).map((d) => d._id)).toEqual(['a', 'c', 'b', 'early', 'd']); // ties in insertion order
+  });
+
+  it('makes an index of the first SQLite store (on the document) again on the columns', async () => {
+    await contacts.insertMany([contact('a'), contact('b', { projectId: 'p2' })]);
+    store.database.sqlite.exec(`CREATE INDEX "contacts:projectId,_id" ON contacts (json_extract(doc, '$.projectId'), id)`);
+    await store.ensureIndexes('contacts', [{ keys: { projectId: 1 } }]);
+    const { sql } = store.database.sqlite.prepare(`SELECT sql FROM sqlite_master WHERE name = 'contacts:projectId,_id'`).get() as { sql: string };
+    expect(sql).toContain('"$projectId"');
+    expect(sql).not.toContain('json_extract');
+    expect(stale('contacts', 'projectId')).toEqual([]);
+    expect((await contacts.find({ projectId: 'p2' })).map((d) => d._id)).toEqual(['b']);
+  });
+});
+
 describe('queries', () => {
   beforeEach(async () => {
     await store.ensureIndexes('contacts', [{ keys: { projectId: 1 } }]);
