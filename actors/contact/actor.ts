@@ -24,7 +24,7 @@ type Ctx = ActorContext<ContactState>;
 
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}): Promise<ContactResult> => {
-    const state = (await ctx.loadState()) ?? (await seed(p, ctx.id));
+    const state = await load(p, ctx.id);
     // A system event with a given id that is recorded already: this is a redelivery, do nothing;
     // the same for a tracked event marked `once` (the retry of a call a crash cut off).
     const givenId = command.kind === 'recordSystemEvent' ? command.eventId : command.kind === 'track' && command.event?.once ? command.event.id : undefined;
@@ -54,7 +54,7 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       delete: (ctx) => turn(ctx, { kind: 'delete' }),
       /** The sweep and static member changes: re-evaluate these tracked segments for this contact. */
       syncSegments: async (ctx, { segmentIds }: { segmentIds: string[] }) => {
-        const state = (await ctx.loadState()) ?? (await seed(p, ctx.id));
+        const state = await load(p, ctx.id);
         const tracked = await segments(p.store).find({ _id: { $in: segmentIds }, projectId: state.projectId, trackMembership: true });
         return { eventIds: await syncMembership(p, ctx, state, new Date(), tracked) };
       },
@@ -62,8 +62,14 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
   };
 }
 
-/** A contact is born in the store (the atomic claim on project+email); its first turn adopts that. */
-async function seed(p: Platform, id: string): Promise<ContactState> {
+/**
+ * The contact's state is its document: born in the store (the atomic claim on project+email) and
+ * written by this actor's turns only, so no second copy is kept in the actor state store. One
+ * write less per turn, and no copy to fall behind the document if a turn stops between the two
+ * (in distributed mode they are two stores). Turns of one contact never overlap, so the document
+ * read at the start of a turn is the one the turn changes.
+ */
+async function load(p: Platform, id: string): Promise<ContactState> {
   const doc = await contacts(p.store).findOne({ _id: id });
   if (!doc) throw new AppError('NOT_FOUND', 'Contact not found');
   const { _id, eventStats, ...state } = doc;
@@ -121,7 +127,6 @@ async function perform(
     if (recorded.length > 0) await eventsOf(p.store).insertMany(recorded);
     await recordDataTypes(p.store, before.projectId, decision.state.data);
   }
-  await ctx.saveState(decision.state);
 
   for (const event of recorded) {
     const message: EventMessage = {
@@ -174,7 +179,7 @@ async function deleteEverything(p: Platform, ctx: Ctx, projectId: string): Promi
   await p.store.collection('segment_members').deleteMany(owned);
   await p.store.collection('segment_presence').deleteMany(owned);
   await contacts(p.store).deleteOne({ _id: ctx.id });
-  await ctx.deleteState();
+  await ctx.deleteState(); // the copy of the document that earlier versions kept in the actor state store
 }
 
 export type { ContactDoc };
