@@ -83,6 +83,9 @@ export async function ensureWorkflowIndexes(store: DocumentStore): Promise<void>
   store.cacheReads('workflows'); // every recorded event looks up the workflows it starts
   await store.ensureIndexes('workflow_steps', [{ keys: { workflowId: 1 } }]);
   await store.ensureIndexes('workflow_transitions', [{ keys: { workflowId: 1 } }]);
+  // Every turn of every execution reads its workflow's definition.
+  store.cacheReads('workflow_steps');
+  store.cacheReads('workflow_transitions');
   await store.ensureIndexes('workflow_executions', [
     { keys: { workflowId: 1, status: 1 } },
     { keys: { contactId: 1, status: 1 } },
