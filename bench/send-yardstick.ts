@@ -73,11 +73,12 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
     status: 'QUEUED',
     createdAt: new Date().toISOString(),
   });
+  const inline = (email: EmailDoc) => ({ subject: email.subject!, html: email.html! });
   const linksOf = (email: EmailDoc) => emailLinks(c.publicUrl, linkKey, email._id, email.contactId!);
   // Composed once, untimed, for every variant but `compose`, which alone computes the links
   // (buildMessage uses them only for a marketing email's List-Unsubscribe).
   const first = emailOf(c.key, 0);
-  const precomposed: Composed = compose(first, linksOf(first));
+  const precomposed: Composed = compose(first, inline(first), linksOf(first));
 
   let send: (key: string, n: number) => Promise<unknown>;
   let close: () => void;
@@ -88,7 +89,7 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
       const email = emailOf(key, n);
       if (c.variant === 'transport') return transport.send(buildMessage(email, precomposed, domain, undefined, []), noCommit);
       const links = linksOf(email);
-      return transport.send(buildMessage(email, compose(email, links), domain, links, []), noCommit);
+      return transport.send(buildMessage(email, compose(email, inline(email), links), domain, links, []), noCommit);
     };
     close = () => transport.close();
   } else {

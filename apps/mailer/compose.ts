@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { compile } from 'html-to-text';
 import juice from 'juice';
-import type { EmailDoc } from '../../domain/mail/outbound.ts';
+import type { EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
 import { escapeHtml, parseTemplate, renderTemplate, templateScope, type TemplateTag } from '../../domain/templates/render.ts';
 
 export interface Links {
@@ -23,9 +23,9 @@ export interface Composed {
  * (values escaped in HTML), CSS inlined (mail clients drop <style>), every web link routed through
  * a signed click URL, an open pixel, and a plain-text part for clients that want one.
  */
-export function compose(email: EmailDoc, links: Links | undefined): Composed {
+export function compose(email: EmailDoc, content: EmailContent, links: Links | undefined): Composed {
   if (email.kind === 'system' || !links) {
-    return { subject: email.subject, html: email.html, text: email.text ?? htmlToText(email.html) };
+    return { subject: content.subject, html: content.html, text: content.text ?? htmlToText(content.html) };
   }
   const scope = templateScope(email.vars, {
     id: email.contactId,
@@ -34,8 +34,8 @@ export function compose(email: EmailDoc, links: Links | undefined): Composed {
     subscribeUrl: links.subscribeUrl,
     manageUrl: links.manageUrl,
   });
-  const subject = renderTemplate(email.subject, scope, 'text');
-  const rendered = renderInlined(email.html, scope);
+  const subject = renderTemplate(content.subject, scope, 'text');
+  const rendered = renderInlined(content.html, scope);
   const text = htmlToText(rendered);
   const ownPages = [links.unsubscribeUrl, links.subscribeUrl, links.manageUrl];
   return { subject, html: withPixel(trackLinks(rendered, links, ownPages), links.openPixelUrl), text };

@@ -2,7 +2,7 @@ import CircuitBreaker from 'opossum';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
 import { emailLinks, linkKey } from '../../domain/mail/links.ts';
-import { emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { EMAIL_RESULTS_TOPIC, type EmailResult } from '../../domain/mail/results.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -95,7 +95,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
 
   const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, await linkKey(p), email._id, email.contactId);
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
-  const message = buildMessage(email, compose(email, links), check.domain, links, attachments);
+  const message = buildMessage(email, compose(email, await contentOf(p, email), links), check.domain, links, attachments);
 
   if (email.attempts === 1) {
     await publishResult(p, email, 'email.sent');

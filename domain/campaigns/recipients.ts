@@ -2,7 +2,7 @@ import type { CampaignState } from '../../actors/campaign/behaviour.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import { derivedId } from '../ids.ts';
-import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../mail/outbound.ts';
+import { emails, keepEmailContent, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../mail/outbound.ts';
 import type { Recipient } from './audience.ts';
 
 /**
@@ -21,6 +21,9 @@ export const recipientEmailId = (campaignId: string, contactId: string): string 
  */
 export async function queueRecipients(p: Platform, campaignId: string, campaign: CampaignState, recipients: Recipient[], at: string): Promise<number> {
   if (recipients.length === 0) return 0;
+  // The body is stored once for the campaign; the id names this very content.
+  const contentId = derivedId('campaign-content', campaignId, campaign.subject, campaign.body);
+  await keepEmailContent(p, contentId, { _id: contentId, projectId: campaign.projectId, subject: campaign.subject, html: campaign.body });
   const docs: EmailDoc[] = recipients.map((r) => ({
     _id: recipientEmailId(campaignId, r._id),
     projectId: campaign.projectId,
@@ -32,8 +35,7 @@ export async function queueRecipients(p: Platform, campaignId: string, campaign:
     from: campaign.from,
     ...(campaign.fromName ? { fromName: campaign.fromName } : {}),
     ...(campaign.replyTo ? { replyTo: campaign.replyTo } : {}),
-    subject: campaign.subject,
-    html: campaign.body,
+    contentId,
     vars: r.data,
     status: 'QUEUED',
     createdAt: at,

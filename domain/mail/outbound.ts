@@ -28,10 +28,14 @@ export interface EmailDoc extends Doc {
   from: string;
   fromName?: string;
   replyTo?: string;
-  /** Template sources; the mailer renders them with `vars` and the system variables. */
-  subject: string;
-  html: string;
+  /**
+   * Template sources; the mailer renders them with `vars` and the system variables. Inline, or,
+   * for content many emails share (a campaign's), in `email_contents` under `contentId`.
+   */
+  subject?: string;
+  html?: string;
   text?: string;
+  contentId?: string;
   vars?: Record<string, SimpleValue>;
   headers?: Record<string, string>;
   /** The attachments of the request, stored once for all its recipients. */
@@ -58,7 +62,35 @@ export interface OutboundMessage {
   projectId?: string | null;
 }
 
+/** The template sources of an email, wherever they are kept. */
+export interface EmailContent {
+  subject: string;
+  html: string;
+  text?: string;
+}
+
+/**
+ * Content many emails share, stored once: a campaign to 100,000 contacts keeps its body once, not
+ * in each email record (whose every status change would rewrite it too).
+ */
+export type EmailContentDoc = Doc & EmailContent & { projectId: string | null };
+
 export const emails = (p: Pick<Platform, 'store'>) => p.store.collection<EmailDoc>('emails');
+export const emailContents = (p: Pick<Platform, 'store'>) => p.store.collection<EmailContentDoc>('email_contents');
+
+/** Stores shared content under `id` unless it is there already (the id names the content). */
+export async function keepEmailContent(p: Pick<Platform, 'store'>, id: string, content: EmailContentDoc): Promise<void> {
+  if (await emailContents(p).findOne({ _id: id }, { projection: { _id: 1 } })) return;
+  await emailContents(p).replaceOne({ _id: id }, content, { upsert: true });
+}
+
+/** The email's template sources: its own, or the shared content it names. */
+export async function contentOf(p: Pick<Platform, 'store'>, email: EmailDoc): Promise<EmailContent> {
+  if (email.contentId === undefined) return { subject: email.subject ?? '', html: email.html ?? '', ...(email.text !== undefined ? { text: email.text } : {}) };
+  const shared = await emailContents(p).findOne({ _id: email.contentId });
+  if (!shared) throw new Error(`the content ${email.contentId} of email ${email._id} is missing`);
+  return { subject: shared.subject, html: shared.html, ...(shared.text !== undefined ? { text: shared.text } : {}) };
+}
 export const emailAttachments = (p: Pick<Platform, 'store'>) =>
   p.store.collection<{ _id: string; projectId: string | null; items: Attachment[] }>('email_attachments');
 
@@ -69,6 +101,7 @@ export async function ensureEmailIndexes(store: Platform['store']): Promise<void
     { keys: { projectId: 1, sourceId: 1, status: 1 } },
     { keys: { attachmentsId: 1 } },
   ]);
+  store.cacheReads('email_contents'); // read for every email of a campaign, written once
 }
 
 /**

@@ -70,8 +70,8 @@ describe('inlining a body once (apps/mailer/compose.ts)', () => {
       createdAt: '2026-01-01T00:00:00.000Z',
     });
     // First sight: per email. Second: inlined once and checked against per email. Then inlined.
-    const first = [0, 1, 2, 3, 4].map((n) => compose(email(n), emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
-    const again = [0, 1, 2, 3, 4].map((n) => compose(email(n), emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
+    const first = [0, 1, 2, 3, 4].map((n) => compose(email(n), { subject: 'Hi {{name}}', html }, emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
+    const again = [0, 1, 2, 3, 4].map((n) => compose(email(n), { subject: 'Hi {{name}}', html }, emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
     expect(again).toEqual(first);
     expect(first[1].html).toContain('O&#39;Brien &amp; &lt;Sons&gt;');
     expect(first[0].html).toMatch(/<p class="big" style="[^"]*font-size: 20px/);
