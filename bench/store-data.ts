@@ -12,8 +12,9 @@
  * - contacts: the contact projection (`domain/contacts/collection.ts`) with `eventStats`
  *   (count, first, last per event name) computed from the very events above, and `data` holding
  *   profile keys plus the keys tracked events leave on a contact (`path`, `feature`, ...).
- * - `_actor_state`: the ContactActor's state of each contact (what `ctx.saveState` writes after
- *   every turn: the projection without `_id` and `eventStats`).
+ * - `_actor_state`: the ContactActor's state of each contact as the journal store's version kept
+ *   it (the projection without `_id` and `eventStats`); loaded for that version only, since the
+ *   ContactActor now reads the contact document itself.
  * - `data_fields`: the project's data key types, as `recordDataTypes` leaves them.
  */
 import { v7 } from 'uuid';

@@ -73,7 +73,9 @@ async function main(): Promise<void> {
   done = 0;
   for (const batch of contactBatches(projectId, contacts, tally, BATCH)) {
     await store.collection('contacts').insertMany(batch.contacts);
-    await store.collection('_actor_state').insertMany(batch.actorStates);
+    // The journal store's version (6055d3e) kept a copy of each contact as its actor's state;
+    // this version's ContactActor reads the contact document itself.
+    if (settings.store === 'journal') await store.collection('_actor_state').insertMany(batch.actorStates);
     done += batch.contacts.length;
     if (done % 100_000 === 0) console.error(`  [load ${settings.store}] ${done} contacts (${seconds()} s)`);
   }
