@@ -75,7 +75,11 @@ describe('CRUD', () => {
     expect((await contacts.find({})).map((d) => d._id)).toEqual(['b', 'a']);
   });
 
-  it('replaceOne replaces whole documents and upserts', async () => {
+  it.each([
+    ['a collection without indexes (written by id without a read)', false],
+    ['a collection with an indexed field', true],
+  ])('replaceOne replaces whole documents and upserts, in %s', async (_, indexed) => {
+    if (indexed) await store.ensureIndexes('contacts', [{ keys: { name: 1 } }]);
     await contacts.insertOne(contact('a', { name: 'Ann', age: 3 }));
     expect(await contacts.replaceOne({ _id: 'a' }, contact('a', { name: 'Anna' }))).toEqual({ matched: 1, modified: 1 });
     expect(await contacts.findOne({ _id: 'a' })).toEqual(contact('a', { name: 'Anna' }));
