@@ -22,15 +22,17 @@ export class CommitLog {
   #fd: number | undefined;
   #bytes = 0;
   readonly #maxBytes: number;
+  /** A record of the current file a crash cut off (no line end), to be ended and taken back. */
+  #torn: string;
 
   constructor(dataDir: string, options: { maxBytes?: number } = {}) {
     this.#maxBytes = options.maxBytes ?? MAX_BYTES;
     const dir = join(dataDir, 'mailer');
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.#current = join(dir, 'commits.log');
     this.#previous = join(dir, 'commits.previous.log');
     readIds(this.#previous, this.#previousIds);
-    readIds(this.#current, this.#currentIds, this.#previousIds);
+    this.#torn = readIds(this.#current, this.#currentIds, this.#previousIds);
   }
 
   /** Closes the file; a record after this opens it again. */
@@ -59,13 +61,17 @@ export class CommitLog {
 
   #append(line: string): void {
     if (this.#fd === undefined) {
-      this.#fd = openSync(this.#current, 'a');
+      this.#fd = openSync(this.#current, 'a', 0o600);
       this.#bytes = fstatSync(this.#fd).size;
+      // A record a crash tore is ended and taken back first, so the next is not glued to it and
+      // no reader ever counts it.
+      if (this.#torn) this.#bytes += writeSync(this.#fd, `\n-${this.#torn}\n`);
+      this.#torn = '';
     }
     if (this.#bytes > this.#maxBytes) {
       this.close();
       renameSync(this.#current, this.#previous);
-      this.#fd = openSync(this.#current, 'a');
+      this.#fd = openSync(this.#current, 'a', 0o600);
       this.#bytes = 0;
       this.#previousIds = this.#currentIds;
       this.#currentIds = new Set();
@@ -74,10 +80,15 @@ export class CommitLog {
   }
 }
 
-/** Adds the ids a file records as committed to `ids`; a `-id` line takes one back from `earlier` too. */
-function readIds(file: string, ids: Set<string>, earlier?: Set<string>): void {
-  if (!existsSync(file)) return;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
+/**
+ * Adds the ids a file records as committed to `ids`; a `-id` line takes one back from `earlier`
+ * too. A last line without its line end is a record a crash cut off: its "." was never sent.
+ */
+function readIds(file: string, ids: Set<string>, earlier?: Set<string>): string {
+  if (!existsSync(file)) return '';
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const torn = lines.pop()!; // after the last line end: nothing, or a torn record
+  for (const line of lines) {
     if (line.startsWith('-')) {
       ids.delete(line.slice(1));
       earlier?.delete(line.slice(1));
@@ -85,4 +96,6 @@ function readIds(file: string, ids: Set<string>, earlier?: Set<string>): void {
       ids.add(line);
     }
   }
+  return torn;
 }
+

@@ -41,4 +41,26 @@ describe('the mailer commit log', () => {
     log.close();
     reread.close();
   });
+
+  it('ends a record a crash tore before writing the next, and does not count it as committed', () => {
+    fs.mkdirSync(path.join(dir, 'mailer'));
+    const file = path.join(dir, 'mailer', 'commits.log');
+    fs.writeFileSync(file, 'a\nb\nhalf-an-i'); // killed in the middle of a record
+    const log = new CommitLog(dir);
+    expect([log.has('a'), log.has('b'), log.has('half-an-i')]).toEqual([true, true, false]);
+    log.commit('c');
+    log.close();
+    expect(fs.readFileSync(file, 'utf8')).toBe('a\nb\nhalf-an-i\n-half-an-i\nc\n');
+    const next = new CommitLog(dir);
+    expect(['a', 'b', 'c', 'half-an-ic', 'half-an-i'].map((id) => next.has(id))).toEqual([true, true, true, false, false]);
+    next.close();
+  });
+
+  it('keeps its files to the account that runs the mailer', () => {
+    const log = new CommitLog(dir);
+    log.commit('a');
+    log.close();
+    expect(fs.statSync(path.join(dir, 'mailer')).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(dir, 'mailer', 'commits.log')).mode & 0o777).toBe(0o600);
+  });
 });
