@@ -26,8 +26,8 @@ import type { DocumentStore } from '../ports/store.ts';
 export type EmailOutcome = 'sent' | 'delivered' | 'bounced' | 'failed' | 'skipped' | 'deferred';
 const EMAIL_OUTCOMES: EmailOutcome[] = ['sent', 'delivered', 'bounced', 'failed', 'skipped', 'deferred'];
 
-/** The spec's execution statuses, reported as 0 until an execution has them. */
-const WORKFLOW_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED', 'FAILED'];
+/** The execution statuses (the spec's, and WAITING), reported as 0 until an execution has them. */
+const WORKFLOW_STATUSES = ['PENDING', 'RUNNING', 'WAITING', 'COMPLETED', 'CANCELLED', 'FAILED'];
 
 const CIRCUIT_STATES = ['closed', 'half_open', 'open'] as const;
 

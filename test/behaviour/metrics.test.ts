@@ -52,7 +52,7 @@ describe('GET /metrics', () => {
     expect(api).not.toContain('/no/such/route');
     // The segment sweep keeps one reminder set at all times.
     expect(sample(api, 'mailroom_reminders_pending')).toBeGreaterThanOrEqual(1);
-    for (const status of ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED', 'FAILED']) {
+    for (const status of ['PENDING', 'RUNNING', 'WAITING', 'COMPLETED', 'CANCELLED', 'FAILED']) {
       expect(sample(api, 'mailroom_workflow_executions', { status })).toEqual(expect.any(Number));
     }
     expect(sample(mailer, 'mailroom_mailer_circuit_state', { state: 'closed' })).toBe(1);
