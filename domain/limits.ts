@@ -15,6 +15,8 @@ export const LIMITS = {
     sendBytes: 15 * 1024 * 1024,
     /** POST /contacts/import: the CSV file (spec). */
     csvBytes: 5 * 1024 * 1024,
+    /** Objects and arrays inside one another in a JSON body (the deepest the API reads is about 6). */
+    depth: 32,
   },
   /** Rows of a CSV import, header excluded: a file of tiny rows is refused before a job exists. */
   csvRows: 50_000,

@@ -21,6 +21,8 @@ export interface Config {
   segmentSweepSeconds: number;
   /** Recipients a campaign queues per actor turn (the cursor is saved after each batch). */
   campaignBatchSize: number;
+  /** Seconds between two verification emails to one account. */
+  verificationResendSeconds: number;
   /** Bearer token `GET /metrics` requires; unset: /metrics is open. */
   metricsToken?: string;
 }
@@ -70,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     systemFrom: env.SYSTEM_FROM || `no-reply@${new URL(publicUrl).hostname}`,
     segmentSweepSeconds: seconds('SEGMENT_SWEEP_SECONDS', 60, 0.1, env),
     campaignBatchSize: positiveInt('CAMPAIGN_BATCH_SIZE', 500, env),
+    verificationResendSeconds: positiveInt('VERIFICATION_RESEND_SECONDS', 60, env),
     metricsToken: env.METRICS_TOKEN || undefined,
   };
 }

@@ -206,11 +206,12 @@ export class SqliteStore implements DocumentStore {
     const known = table.columns.get(field);
     if (known) return known;
     const column = quote(`${COLUMN_PREFIX}${field}`);
-    await this.#db.write(() => {
+    // Known from the moment it exists, so every write after this one keeps it current.
+    return this.#db.write(() => {
       this.#db.sqlite.exec(`ALTER TABLE ${table.sql} ADD COLUMN ${column}`);
       this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
+      return registerColumn(table, field);
     });
-    return registerColumn(table, field);
   }
 }
 
@@ -614,7 +615,9 @@ function decideRow(row: SelectedRow, decider: RowDecider): Doc | undefined {
  * compileSql turns each into an exact index term, so SQLite finds one candidate row at most.
  */
 function isPointLookup(table: Table, filter: Filter): boolean {
-  return table.unique.some((fields) => fields.every((field) => typeof filter[field] === 'string' || typeof filter[field] === 'number'));
+  return table.unique.some((fields) =>
+    fields.every((field) => typeof filter[field] === 'string' || (typeof filter[field] === 'number' && Number.isFinite(filter[field]))),
+  );
 }
 
 type UpdateOutcome =

@@ -16,6 +16,8 @@ export interface SessionDoc extends Doc {
 
 export interface VerificationDoc extends Doc {
   userId: string;
+  /** When its email was queued (absent on links of earlier versions). */
+  createdAt?: string;
   expiresAt: string;
 }
 
@@ -53,4 +55,5 @@ export async function ensureAccountIndexes(store: DocumentStore): Promise<void> 
   ]);
   store.cacheReads('projects'); // every API call looks its key up
   await store.ensureIndexes('memberships', [{ keys: { userId: 1 } }, { keys: { projectId: 1 } }]);
+  await store.ensureIndexes('email_verifications', [{ keys: { userId: 1 } }]);
 }

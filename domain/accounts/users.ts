@@ -39,10 +39,12 @@ export async function signup(p: Platform, email: string, password: string) {
 
 export async function sendVerification(p: Platform, user: UserDoc): Promise<void> {
   const token = newToken('ver_');
+  const now = Date.now();
   await accounts(p.store).verifications.insertOne({
     _id: hashToken(token),
     userId: user._id,
-    expiresAt: new Date(Date.now() + VERIFICATION_DAYS * DAY_MS).toISOString(),
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + VERIFICATION_DAYS * DAY_MS).toISOString(),
   });
   const link = `${p.config.publicUrl}/auth/verify?token=${encodeURIComponent(token)}`;
   await enqueueSystemEmail(p, {
@@ -100,9 +102,25 @@ export async function userForSession(p: Platform, token: string): Promise<UserDo
   return users.findOne({ _id: session.userId });
 }
 
+/**
+ * Another verification email, at most one per VERIFICATION_RESEND_SECONDS (a 429 with
+ * Retry-After before that): the endpoint must not be a way to flood an address. The links sent
+ * before stop working, so only the newest one verifies.
+ */
 export async function resendVerification(p: Platform, userId: string): Promise<void> {
-  const user = await accounts(p.store).users.findOne({ _id: userId });
+  const { users, verifications } = accounts(p.store);
+  const user = await users.findOne({ _id: userId });
   if (!user) throw new AppError('NOT_FOUND', 'User not found');
   if (user.emailVerified) throw new AppError('CONFLICT', 'Email address is already verified');
+  const earlier = await verifications.find({ userId }, { projection: { createdAt: 1 } });
+  const last = Math.max(0, ...earlier.map((v) => Date.parse(v.createdAt ?? '') || 0));
+  const wait = last + p.config.verificationResendSeconds * 1000 - Date.now();
+  if (wait > 0) {
+    throw new AppError('RATE_LIMIT_EXCEEDED', 'A verification email was sent moments ago', {
+      retryAfter: Math.ceil(wait / 1000),
+      suggestion: 'Look for that email (and in the spam folder) before asking for another.',
+    });
+  }
+  await verifications.deleteMany({ userId });
   await sendVerification(p, user);
 }

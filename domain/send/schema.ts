@@ -8,20 +8,35 @@ export const MAX_ATTACHMENT_BYTES = LIMITS.send.attachmentBytes;
 
 const address = z.union([emailSchema, z.strictObject({ name: z.string().trim().max(LIMITS.name).optional(), email: emailSchema })]);
 
-/** Headers the platform writes itself; a caller's value would break signing, threading or unsubscribe. */
+/**
+ * Headers a caller may not set: those the platform writes itself (a caller's value would break
+ * signing, threading or unsubscribe), trace and authentication headers (which only the servers on
+ * the way may write: a caller's would forge a delivery path or a verdict), and read-receipt
+ * requests. Every `Content-*` (the MIME structure is the platform's), `Resent-*`, `ARC-*` and
+ * `X-Mailroom-*` header is refused too (see isReservedHeader).
+ */
 const RESERVED_HEADERS = new Set([
   'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'message-id', 'date', 'mime-version',
-  'content-type', 'content-transfer-encoding', 'dkim-signature', 'list-unsubscribe', 'list-unsubscribe-post', 'return-path',
+  'dkim-signature', 'list-unsubscribe', 'list-unsubscribe-post', 'return-path',
+  'received', 'received-spf', 'authentication-results', 'delivered-to', 'x-original-to',
+  'disposition-notification-to', 'return-receipt-to',
 ]);
+const RESERVED_PREFIXES = ['content-', 'resent-', 'arc-', 'x-mailroom-'];
+
+const isReservedHeader = (name: string) => {
+  const lower = name.toLowerCase();
+  return RESERVED_HEADERS.has(lower) || RESERVED_PREFIXES.some((prefix) => lower.startsWith(prefix));
+};
 
 const headers = z
   .record(
     z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'Invalid header name'),
-    z.string().max(LIMITS.send.headerValue).regex(/^[^\r\n]*$/, 'Header values cannot contain line breaks'),
+    // Tab is the one control character a header value may hold (RFC 5322 folding whitespace).
+    z.string().max(LIMITS.send.headerValue).regex(/^[^\x00-\x08\x0a-\x1f\x7f]*$/, 'Header values cannot contain line breaks or control characters'),
   )
   .superRefine((value, ctx) => {
     for (const name of Object.keys(value)) {
-      if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', message: `"${name}" is set by the platform`, path: [name] });
+      if (isReservedHeader(name)) ctx.addIssue({ code: 'custom', message: `"${name}" is set by the platform or by the servers on the way`, path: [name] });
     }
     if (Object.keys(value).length > LIMITS.send.headers) ctx.addIssue({ code: 'custom', message: `At most ${LIMITS.send.headers} headers`, path: [] });
   })

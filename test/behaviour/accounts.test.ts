@@ -25,7 +25,7 @@ describe.concurrent('accounts, projects and keys', () => {
   const PUBLIC_URL = 'https://mailroom.example.test';
   let instance: Instance;
   beforeAll(async () => {
-    instance = await startInstance({ env: { PUBLIC_URL: `${PUBLIC_URL}/` } });
+    instance = await startInstance({ env: { PUBLIC_URL: `${PUBLIC_URL}/`, VERIFICATION_RESEND_SECONDS: '2' } });
   });
   afterAll(() => instance.dispose());
 
@@ -106,11 +106,17 @@ describe.concurrent('accounts, projects and keys', () => {
       expect((await instance.api.get('/auth/me', { auth: token })).body.data.emailVerified).toBe(false);
     });
 
-    it('resending the verification email sends a new working link, and is refused once verified', async () => {
+    it('resending the verification email sends a new working link, at most one per VERIFICATION_RESEND_SECONDS, and is refused once verified', async () => {
       const { email, token } = await signup();
       await verificationMail(email);
+      // Right after the signup's email: refused, with when to ask again, and nothing sent.
+      const early = await instance.api.post('/auth/verify/resend', undefined, { auth: token });
+      expectError(early, 429, 'RATE_LIMIT_EXCEEDED');
+      expect(Number(early.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
       const resent = await instance.api.post('/auth/verify/resend', undefined, { auth: token });
       expect(resent.status).toBe(202);
+      expectError(await instance.api.post('/auth/verify/resend', undefined, { auth: token }), 429, 'RATE_LIMIT_EXCEEDED');
       const links = await eventually(
         async () => {
           const found = linksSentTo(email);
@@ -120,6 +126,8 @@ describe.concurrent('accounts, projects and keys', () => {
         'a second verification email',
       );
       expect(new Set(links).size).toBe(2);
+      expect(linksSentTo(email)).toHaveLength(2); // the refused calls sent nothing
+      expectError(await instance.api.get(pathOf(links[0]!)), 404, 'NOT_FOUND'); // the older link no longer verifies
       expect((await instance.api.get(pathOf(links[1]!))).status).toBe(200);
       expect((await instance.api.get('/auth/me', { auth: token })).body.data.emailVerified).toBe(true);
       expectError(await instance.api.post('/auth/verify/resend', undefined, { auth: token }), 409, 'CONFLICT');

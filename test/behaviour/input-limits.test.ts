@@ -187,6 +187,24 @@ describe('input limits', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it(`objects and arrays nested more than ${LIMITS.body.depth} deep anywhere in a body are a 422 on body, never a 500, and change nothing`, async () => {
+    // Found by probing: a 5,000-deep triggerConfig overflowed the stack (a 500). Written as JSON
+    // text: JSON.stringify itself cannot go that deep.
+    const nest = (levels: number) => `${'[{"a":'.repeat(levels)}1${'}]'.repeat(levels)}`;
+    const json = { 'content-type': 'application/json' };
+    const post = (path: string, raw: string) => project.api.post(path, undefined, { raw, headers: json });
+    const before = await counts();
+    const workflowsBefore = (await project.api.get('/workflows')).body.data.total;
+    for (const levels of [LIMITS.body.depth / 2, 2_500]) {
+      const deep = nest(levels);
+      expectRefused(await post('/workflows', `{"name":"Deep","triggerType":"EVENT","eventName":"deep","triggerConfig":${deep}}`), 422, 'body');
+      expectRefused(await post('/contacts', `{"email":"deep@example.com","data":{"x":${deep}}}`), 422, 'body');
+      expectRefused(await post('/segments', `{"name":"Deep","condition":${deep}}`), 422, 'body');
+    }
+    expect(await counts()).toEqual(before);
+    expect((await project.api.get('/workflows')).body.data.total).toBe(workflowsBefore);
+  });
+
   it(`CSV import: a file over 5 MB is a 413, over ${LIMITS.csvRows} rows a 422 on file; no job, no contacts`, async () => {
     const before = await counts();
     const upload = (csv: string) => {

@@ -125,6 +125,10 @@ describe('POST /v1/send', () => {
       [{ to: address('v'), subject: 's', body: 'b' }, 'from'],
       [{ to: address('v'), from, subject: 's', body: 'b', headers: { Subject: 'evil' } }, 'headers.Subject'],
       [{ to: address('v'), from, subject: 's', body: 'b', headers: { 'X-A': 'a\r\nBcc: x@y.z' } }, 'headers.X-A'],
+      [{ to: address('v'), from, subject: 's', body: 'b', headers: { 'X-A': 'a\u0000b' } }, 'headers.X-A'],
+      ...['Received', 'Authentication-Results', 'Content-Disposition', 'Resent-From', 'Disposition-Notification-To', 'ARC-Seal', 'X-Mailroom-Test'].map(
+        (name): [unknown, string] => [{ to: address('v'), from, subject: 's', body: 'b', headers: { [name]: 'x' } }, `headers.${name}`],
+      ),
       [{ to: address('v'), from, subject: 's', body: 'b', attachments: [{ filename: 'a', content: '***', contentType: 'text/plain' }] }, 'attachments.0.content'],
       [{ to: address('v'), from, subject: 's', body: 'b', attachments: Array.from({ length: 11 }, () => ({ filename: 'a', content: 'QQ==', contentType: 'text/plain' })) }, 'attachments'],
     ];

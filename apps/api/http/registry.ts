@@ -89,7 +89,25 @@ function validateBody(spec: RouteSpec, req: express.Request): unknown {
       fieldErrors: [{ field: 'body', message: 'Send Content-Type: application/json with a JSON body', code: 'invalid_content_type' }],
     });
   }
+  if (nestedDeeperThan(req.body, LIMITS.body.depth)) {
+    // Before any schema: validating (or storing) a 5,000-deep value would overflow the stack.
+    throw new AppError('VALIDATION_ERROR', `The body nests objects and arrays more than ${LIMITS.body.depth} deep`, {
+      fieldErrors: [{ field: 'body', message: `At most ${LIMITS.body.depth} levels of objects and arrays`, code: 'too_deep' }],
+    });
+  }
   return validate(schema, req.body, '');
+}
+
+/** Whether objects and arrays nest more than `max` deep in a parsed JSON value; iterative, so any depth is safe. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** No content at all: neither a Content-Type nor bytes (absent or zero Content-Length, no chunks). */

@@ -31,8 +31,8 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       handle: async ({ query }) => ({ verified: true as const, user: await verifyEmail(p, query.token) }),
     }),
     route({
-      method: 'post', path: '/auth/verify/resend', tag: 'Accounts', auth: 'user', status: 202, errors: [409],
-      summary: 'Send the verification email again',
+      method: 'post', path: '/auth/verify/resend', tag: 'Accounts', auth: 'user', status: 202, errors: [409, 429],
+      summary: 'Send the verification email again (one per VERIFICATION_RESEND_SECONDS; earlier links stop working)',
       response: z.object({ sent: z.literal(true) }),
       handle: async ({ auth }) => {
         await resendVerification(p, auth.userId);
