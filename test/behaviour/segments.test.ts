@@ -459,6 +459,12 @@ describe('the segment resource', () => {
     expect(clash.body.error.code).toBe('CONFLICT');
     const elsewhere = await b.api.post('/segments', { name: 'VIP Customers', condition });
     expect(elsewhere.status).toBe(201);
+    // The spec's rule (lower-cased, spaces as hyphens) with our documented reading of it: the name
+    // is trimmed and each run of whitespace is one hyphen, so these names are the same slug too.
+    for (const name of ['  VIP   Customers ', 'VIP\tCustomers']) {
+      expect((await a.api.post('/segments', { name, type: 'STATIC' })).status, name).toBe(409);
+    }
+    expect((await b.api.post('/segments', { name: 'Big  Spenders', type: 'STATIC' })).body.data.slug).toBe('big-spenders');
   });
 
   it('PATCH changes only the given fields; a new name is a new slug, which must be free', async () => {
