@@ -32,7 +32,19 @@ export async function ensureContactIndexes(store: DocumentStore): Promise<void> 
  * Event names contain dots (`email.open`), which are path separators in a field name, so the
  * summary key escapes `%`, `.` and `$`. The escape is reversible and keeps keys readable.
  */
-export const eventKey = (name: string): string => name.replace(/%/g, '%25').replace(/\./g, '%2E').replace(/\$/g, '%24');
+/** The names Object.prototype has (`__proto__`, `constructor`, `toString`, …). */
+const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/**
+ * The key of an event name in `eventStats`: `%`, `.` and `$` percent-escaped, and the first
+ * character of a name Object.prototype has escaped too, since as a key such a name reaches the
+ * prototype (`__proto__` made /v1/track a 500; `constructor` was recorded and never counted).
+ * No two names give one key: every `%` of a name is escaped itself.
+ */
+export const eventKey = (name: string): string => {
+  const key = name.replace(/%/g, '%25').replace(/\./g, '%2E').replace(/\$/g, '%24');
+  return PROTOTYPE_NAMES.has(key) ? `%${key.charCodeAt(0).toString(16).toUpperCase()}${key.slice(1)}` : key;
+};
 
 export const toContact = (doc: ContactDoc): Contact => ({
   id: doc._id,

@@ -205,6 +205,16 @@ describe('input limits', () => {
     expect((await project.api.get('/workflows')).body.data.total).toBe(workflowsBefore);
   });
 
+  it('a body with a "__proto__" key anywhere is a 422 on body and changes nothing', async () => {
+    // JSON.parse makes it an own key; copied into an object, it would set that object's prototype.
+    const before = await counts();
+    const json = { 'content-type': 'application/json' };
+    for (const raw of ['{"email":"proto@example.com","data":{"__proto__":"x"}}', '{"__proto__":{"email":"proto@example.com"}}']) {
+      expectRefused(await project.api.post('/contacts', undefined, { raw, headers: json }), 422, 'body');
+    }
+    expect(await counts()).toEqual(before);
+  });
+
   it(`CSV import: a file over 5 MB is a 413, over ${LIMITS.csvRows} rows a 422 on file; no job, no contacts`, async () => {
     const before = await counts();
     const upload = (csv: string) => {

@@ -452,6 +452,21 @@ describe('the segment resource', () => {
     }
   });
 
+  it('event names Object.prototype has (__proto__, constructor, toString) are recorded, counted and segmented like any other', async () => {
+    // Found by probing: `__proto__` made /v1/track a 500 and its segment broke GET /segments;
+    // `constructor` was recorded and never counted.
+    const names = ['__proto__', 'constructor', 'toString'];
+    for (const event of names) expect((await b.api.post('/v1/track', { email: 'proto@x.example', event })).status, event).toBe(200);
+    for (const event of names) {
+      const created = await b.api.post('/segments', { name: `Did ${event}`, condition: one({ field: `event.${event}`, operator: 'greaterThanOrEqual', value: 1 }) });
+      expect(created.status, event).toBe(201);
+      expect(created.body.data.memberCount, event).toBe(1);
+    }
+    expect((await b.api.get('/segments')).status).toBe(200);
+    const stats = (await b.api.get('/events/stats')).body.data.events as { name: string; count: number }[];
+    for (const event of names) expect(stats.find((s) => s.name === event)?.count, event).toBe(1);
+  });
+
   it('refuses a second segment with the same slug in the project (409), not in another project', async () => {
     await createSegment(a.api, { name: 'VIP Customers', condition });
     const clash = await a.api.post('/segments', { name: 'vip customers', type: 'STATIC' });

@@ -89,25 +89,36 @@ function validateBody(spec: RouteSpec, req: express.Request): unknown {
       fieldErrors: [{ field: 'body', message: 'Send Content-Type: application/json with a JSON body', code: 'invalid_content_type' }],
     });
   }
-  if (nestedDeeperThan(req.body, LIMITS.body.depth)) {
-    // Before any schema: validating (or storing) a 5,000-deep value would overflow the stack.
+  // Before any schema: validating (or storing) a 5,000-deep value would overflow the stack, and a
+  // `__proto__` key (JSON.parse makes it an own key) would reach the prototype of what copies it.
+  const problem = shapeProblem(req.body, LIMITS.body.depth);
+  if (problem === 'too_deep') {
     throw new AppError('VALIDATION_ERROR', `The body nests objects and arrays more than ${LIMITS.body.depth} deep`, {
       fieldErrors: [{ field: 'body', message: `At most ${LIMITS.body.depth} levels of objects and arrays`, code: 'too_deep' }],
+    });
+  }
+  if (problem === 'proto_key') {
+    throw new AppError('VALIDATION_ERROR', 'A key of the body is "__proto__"', {
+      fieldErrors: [{ field: 'body', message: 'No key, at any depth, may be "__proto__"', code: 'reserved_key' }],
     });
   }
   return validate(schema, req.body, '');
 }
 
-/** Whether objects and arrays nest more than `max` deep in a parsed JSON value; iterative, so any depth is safe. */
-function nestedDeeperThan(value: unknown, max: number): boolean {
+/**
+ * What makes a parsed JSON body unfit for any schema: objects and arrays nested more than `max`
+ * deep, or a `__proto__` key. Iterative, so any depth is safe to look at.
+ */
+function shapeProblem(value: unknown, max: number): 'too_deep' | 'proto_key' | undefined {
   const pending: [unknown, number][] = [[value, 0]];
   while (pending.length > 0) {
     const [node, depth] = pending.pop()!;
     if (node === null || typeof node !== 'object') continue;
-    if (depth >= max) return true;
+    if (depth >= max) return 'too_deep';
+    if (Object.hasOwn(node, '__proto__')) return 'proto_key';
     for (const child of Object.values(node)) pending.push([child, depth + 1]);
   }
-  return false;
+  return undefined;
 }
 
 /** No content at all: neither a Content-Type nor bytes (absent or zero Content-Length, no chunks). */
