@@ -13,9 +13,9 @@
  *
  * Besides the three-valued expression, a filter yields `index` terms: plain equalities on indexed
  * top-level fields and on `_id`, on the columns that hold them (store.ts), which the indexes are
- * declared on, so that SQLite's planner can use them. They select a superset of the matches because the store refuses an array
- * or object in an indexed field (see store.ts), which is the only way a document could match
- * `{field: value}` without holding that very value there.
+ * declared on, so that SQLite's planner can use them. They select a superset of the matches
+ * because the store refuses an array or object in an indexed field (see store.ts), which is the
+ * only way a document could match `{field: value}` without holding that very value there.
  */
 import type { Filter } from '../../ports/store.ts';
 
@@ -40,15 +40,20 @@ export interface CompiledSql {
 
 const UNDECIDED = 'NULL';
 
-/** The SQL expression of a document's value at a JSON path, as indexes declare it. */
 /** The JSON path literal of a dotted field (`'$.a."b-c"'`), or undefined for one SQL cannot name. */
 export function jsonPathLiteral(path: string): string | undefined {
   return jsonPath(path.split('.'));
 }
 
+/** The SQL expression of a document's value at a JSON path (what a column of an indexed field is filled from). */
 export function fieldSql(path: string): string | undefined {
   const literal = jsonPath(path.split('.'));
   return literal && `json_extract(doc, ${literal})`;
+}
+
+/** A value an indexed field can hold and an index term can name: a string or a finite number. */
+export function isIndexValue(value: unknown): value is string | number {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
 /**
@@ -106,7 +111,7 @@ function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params
       // A range of strings or numbers: every match is in it (an indexed field holds only null,
       // numbers and strings, and numbers sort before strings); the expression decides the rest.
       for (const [op, operand] of Object.entries(condition)) {
-        if (typeof operand === 'string' || (typeof operand === 'number' && Number.isFinite(operand))) terms.push(`${sql} ${ORDER_SQL[op as keyof typeof ORDER_SQL]} ${params.add(operand)}`);
+        if (isIndexValue(operand)) terms.push(`${sql} ${ORDER_SQL[op as keyof typeof ORDER_SQL]} ${params.add(operand)}`);
       }
       continue;
     }
@@ -114,14 +119,14 @@ function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params
       // A list of strings or numbers (statuses): its points in the index. With a null (which
       // matches a missing field) or anything else, the expression alone decides.
       const values = condition.$in as unknown[];
-      if (values.length === 0 || !values.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) continue;
+      if (values.length === 0 || !values.every(isIndexValue)) continue;
       terms.push(`${sql} IN (SELECT value FROM json_each(${params.add(JSON.stringify(values))}))`);
       continue;
     }
     const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
-    if (!(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) continue;
+    if (!isIndexValue(value)) continue;
     terms.push(`${sql} = ${params.add(value)}`);
-    if (typeof value === 'string' && !/^\s*[[{]/.test(value)) exact.add(field);
+    if (typeof value === 'string' && valueAlone(value)) exact.add(field);
   }
   return { terms, exact };
 }

@@ -1,3 +1,5 @@
+import { exactJson } from './update.ts';
+
 /**
  * Answers of `find` on a collection declared read-mostly (`cacheReads`), kept in memory: the API
  * key → project lookup and the workflows an event starts are asked on every tracked event and
@@ -14,9 +16,12 @@ export class ReadCache {
     this.#limit = limit;
   }
 
-  /** The cache key of a query, or undefined for one JSON cannot say exactly (a RegExp, a Date). */
+  /**
+   * The cache key of a query, or undefined for one JSON cannot say exactly (a RegExp, a Date, an
+   * undefined value: `{a: undefined}` is not the filter `{}`).
+   */
   static key(filter: unknown, options: unknown): string | undefined {
-    return isPlainJson(filter) && isPlainJson(options) ? JSON.stringify([filter, options]) : undefined;
+    return exactJson([filter, options]);
   }
 
   get<T>(key: string): T[] | undefined {
@@ -34,21 +39,5 @@ export class ReadCache {
 
   clear(): void {
     this.#answers.clear();
-  }
-}
-
-function isPlainJson(value: unknown): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value); // JSON says null for NaN and Infinity
-    case 'object':
-      if (value === null) return true;
-      if (Array.isArray(value)) return value.every(isPlainJson);
-      return Object.getPrototypeOf(value) === Object.prototype && Object.values(value).every(isPlainJson);
-    default:
-      return false; // undefined too: JSON drops it, and `{a: undefined}` is not the filter `{}`
   }
 }

@@ -33,7 +33,7 @@ import {
 } from '../../ports/store.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
-import { SqlParams, compileSql, fieldSql, jsonPathLiteral, type SqlValue } from './filter-sql.ts';
+import { SqlParams, compileSql, fieldSql, isIndexValue, jsonPathLiteral, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
 import { ReadCache } from './read-cache.ts';
 import { applyUpdate, buildUpsert, isPlainObject, plainPathParts, toStored, type Stored } from './update.ts';
@@ -55,6 +55,8 @@ interface Table {
    * leaves the indexed fields alone (a tracked event on a contact) does not touch its indexes.
    */
   columns: Map<string, string>;
+  /** The INSERT of a document and its columns (made again when a column is added, not per write). */
+  insertSql: string;
   /** The fields of each unique index (`_id` is one): equality on all of them finds one document at most. */
   unique: string[][];
   /** Answers of `find`, for a collection declared read-mostly (`cacheReads`). */
@@ -120,7 +122,7 @@ export class SqliteStore implements DocumentStore {
       // The import writes documents only: the columns of indexed fields are filled after it.
       if (imported !== undefined) {
         for (const table of this.#tables.values()) {
-          for (const [field, column] of table.columns) this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
+          for (const [field, column] of table.columns) this.#fillColumn(table, field, column);
         }
       }
       return imported;
@@ -193,7 +195,7 @@ export class SqliteStore implements DocumentStore {
       this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL, arrays INTEGER NOT NULL DEFAULT 1)`);
       const columns = this.#db.sqlite.prepare(`PRAGMA table_info(${sql})`).all() as { name: string }[];
       if (!columns.some((column) => column.name === 'arrays')) this.#db.sqlite.exec(`ALTER TABLE ${sql} ADD COLUMN arrays INTEGER NOT NULL DEFAULT 1`);
-      table = { name, sql, indexed: new Map(), indexPaths: new Map(), columns: new Map(), unique: [['_id']] };
+      table = { name, sql, indexed: new Map(), indexPaths: new Map(), columns: new Map(), insertSql: insertSql(sql, []), unique: [['_id']] };
       // The columns of fields indexed before: kept current from the first write on.
       for (const column of columns) if (column.name.startsWith(COLUMN_PREFIX)) registerColumn(table, column.name.slice(COLUMN_PREFIX.length));
       this.#tables.set(name, table);
@@ -209,9 +211,14 @@ export class SqliteStore implements DocumentStore {
     // Known from the moment it exists, so every write after this one keeps it current.
     return this.#db.write(() => {
       this.#db.sqlite.exec(`ALTER TABLE ${table.sql} ADD COLUMN ${column}`);
-      this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
+      this.#fillColumn(table, field, column);
       return registerColumn(table, field);
     });
+  }
+
+  /** Sets the column of an indexed field from every document (they were written without it). */
+  #fillColumn(table: Table, field: string, column: string): void {
+    this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
   }
 }
 
@@ -548,13 +555,10 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   #insert(table: Table, stored: Stored): void {
     const id = requireId(stored.doc);
     checkIndexedFields(table, stored.doc);
-    const columns = [...table.columns];
-    const names = columns.map(([, column]) => `, ${column}`).join('');
-    const values = columns.map(([field]) => columnValue(stored.doc, table.indexPaths.get(field)!));
+    const values: SqlValue[] = [];
+    for (const field of table.columns.keys()) values.push(columnValue(stored.doc, table.indexPaths.get(field)!));
     try {
-      this.#db
-        .statement(`INSERT INTO ${table.sql} (id, doc, arrays${names}) VALUES (?, jsonb(?), ?${', ?'.repeat(columns.length)})`)
-        .run(id, stored.json, mayHoldArrays(stored.json), ...values);
+      this.#db.statement(table.insertSql).run(id, stored.json, mayHoldArrays(stored.json), ...values);
     } catch (err) {
       throw duplicateKey(table.name, err) ?? err;
     }
@@ -615,9 +619,7 @@ function decideRow(row: SelectedRow, decider: RowDecider): Doc | undefined {
  * compileSql turns each into an exact index term, so SQLite finds one candidate row at most.
  */
 function isPointLookup(table: Table, filter: Filter): boolean {
-  return table.unique.some((fields) =>
-    fields.every((field) => typeof filter[field] === 'string' || (typeof filter[field] === 'number' && Number.isFinite(filter[field]))),
-  );
+  return table.unique.some((fields) => fields.every((field) => isIndexValue(filter[field])));
 }
 
 type UpdateOutcome =
@@ -771,7 +773,13 @@ function registerColumn(table: Table, field: string): string {
   table.columns.set(field, column);
   table.indexPaths.set(field, field.split('.'));
   if (!field.includes('.')) table.indexed.set(field, column);
+  table.insertSql = insertSql(table.sql, [...table.columns.values()]);
   return column;
+}
+
+/** The INSERT of a document with the columns of its indexed fields, in the order of `columns`. */
+function insertSql(tableSql: string, columns: string[]): string {
+  return `INSERT INTO ${tableSql} (id, doc, arrays${columns.map((column) => `, ${column}`).join('')}) VALUES (?, jsonb(?), ?${', ?'.repeat(columns.length)})`;
 }
 
 /**

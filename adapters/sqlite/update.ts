@@ -189,6 +189,12 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
+/** The JSON text of `value` when JSON says it exactly (see jsonCopy), else undefined. */
+export function exactJson(value: unknown): string | undefined {
+  const copy = jsonCopy(value);
+  return copy === FALL_BACK ? undefined : JSON.stringify(copy);
+}
+
 /**
  * A copy of `value` that is its own JSON round trip, or FALL_BACK when the round trip would
  * change it (undefined, NaN, Infinity, Dates and other objects, holes, `__proto__` keys, toJSON).
