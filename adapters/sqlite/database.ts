@@ -164,6 +164,16 @@ export class Database {
     return result;
   }
 
+  /**
+   * Whether other connections (scan workers) see everything this one has written: true, or the
+   * promise of the open transaction's commit; false inside a unit, whose writes and its caller's
+   * are committed only when it ends (waiting for that would wait for itself).
+   */
+  committedForReaders(): boolean | Promise<void> {
+    if (this.#units.getStore()) return false;
+    return this.#inTransaction ? this.#whenDurable(this.#transaction) : true;
+  }
+
   /** Resolves once transaction `n` is committed and on disk. */
   #whenDurable(n: number): Promise<void> {
     if (n === this.#transaction && this.#inTransaction) {

@@ -17,6 +17,7 @@
  * because the store refuses an array or object in an indexed field (see store.ts), which is the
  * only way a document could match `{field: value}` without holding that very value there.
  */
+import type { DatabaseSync } from 'node:sqlite';
 import type { Filter } from '../../ports/store.ts';
 
 export type SqlValue = string | number | null;
@@ -65,11 +66,11 @@ export function compileSql(filter: Filter, indexed: ReadonlyMap<string, string>,
   const { terms, exact } = indexTerms(filter, indexed, params);
   // What an index term answers exactly needs no second test in the expression.
   const rest = exact.size ? Object.fromEntries(Object.entries(filter).filter(([key]) => !exact.has(key))) : filter;
-  const full = compileObject(rest, params, false);
+  const full = compileObject(rest, params, false, indexed);
   if (full === '1' || full === UNDECIDED) return { index: terms, expr: full };
   // Most documents hold no array at all (`arrays` = 0, see store.ts): for them a simpler form,
   // which SQLite evaluates in about half the time, gives the same answer.
-  const plain = compileObject(rest, params, true);
+  const plain = compileObject(rest, params, true, indexed);
   return { index: terms, expr: `(CASE WHEN arrays THEN ${full} ELSE ${plain} END)` };
 }
 
@@ -132,19 +133,19 @@ function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params
 }
 
 /** `plain`: for documents known to hold no array (see Field.plain). */
-function compileObject(filter: Filter, params: SqlParams, plain: boolean): string {
+function compileObject(filter: Filter, params: SqlParams, plain: boolean, indexed: ReadonlyMap<string, string>): string {
   if (!isPlainObject(filter)) return UNDECIDED;
   const parts: string[] = [];
   for (const key of Object.keys(filter)) {
     const value = filter[key];
     if (key === '$and' || key === '$or') {
       if (!Array.isArray(value) || value.length === 0) return UNDECIDED;
-      const clauses = value.map((clause) => compileObject(clause as Filter, params, plain));
+      const clauses = value.map((clause) => compileObject(clause as Filter, params, plain, indexed));
       parts.push(`(${clauses.join(key === '$and' ? ' AND ' : ' OR ')})`);
     } else if (key.startsWith('$')) {
       parts.push(UNDECIDED);
     } else {
-      parts.push(compileField(key, value, params, plain));
+      parts.push(compileField(key, value, params, plain, indexed.get(key)));
     }
   }
   if (parts.length === 0) return '1';
@@ -184,17 +185,23 @@ interface Field {
   missing(answer: string): string;
 }
 
-function field(path: string, plain: boolean): Field | undefined {
+/**
+ * `column`: the column of an indexed top-level field, which holds its value when it is a string
+ * or a number (store.ts) and is read without walking the document; the document is asked only
+ * where the column is NULL (the field null or missing).
+ */
+function field(path: string, plain: boolean, column?: string): Field | undefined {
   if (path.includes('$')) return undefined;
   const parts = path.split('.');
   const literal = jsonPath(parts);
   if (!literal) return undefined;
   const prefixes: string[] = [];
   for (let i = 1; i < parts.length; i++) prefixes.push(`json_type(doc, ${jsonPath(parts.slice(0, i))}) = 'array'`);
+  const typeOrNull = column ? `(CASE WHEN ${column} IS NULL THEN json_type(doc, ${literal}) ELSE typeof(${column}) END)` : `json_type(doc, ${literal})`;
   return {
-    type: `ifnull(json_type(doc, ${literal}), '')`,
-    typeOrNull: `json_type(doc, ${literal})`,
-    value: `json_extract(doc, ${literal})`,
+    type: `ifnull(${typeOrNull}, '')`,
+    typeOrNull,
+    value: column ?? `json_extract(doc, ${literal})`,
     plain,
     // A path through an array resolves to nothing in SQLite; MongoDB looks inside the array.
     // `arrays` is 0 for a document that holds no array at all (store.ts): no path to check then.
@@ -202,8 +209,8 @@ function field(path: string, plain: boolean): Field | undefined {
   };
 }
 
-function compileField(path: string, condition: unknown, params: SqlParams, plain: boolean): string {
-  const f = field(path, plain);
+function compileField(path: string, condition: unknown, params: SqlParams, plain: boolean, column: string | undefined): string {
+  const f = field(path, plain, column);
   if (!f) return UNDECIDED;
   const test = compileCondition(f, condition, params);
   return test ?? UNDECIDED;
@@ -320,16 +327,67 @@ function order(f: Field, op: keyof typeof ORDER_SQL, operand: unknown, params: S
   return byType(f, { cases, present: UNDECIDED, missing: '0' });
 }
 
-/** `$regex` through the `mongo_regex(pattern, flags, value)` function the store registers. */
+/**
+ * `$regex`: a pattern that is plain text (every special character escaped, as a "contains" search
+ * builds it) is `instr` in SQLite; any other through the `mongo_regex(pattern, flags, value)`
+ * function the store registers (registerRegex), which calls into JavaScript for every row.
+ */
 function regex(f: Field, pattern: unknown, options: unknown, params: SqlParams): string | undefined {
   if (typeof pattern !== 'string' || (options !== undefined && (typeof options !== 'string' || !/^[imsu]*$/.test(options)))) return undefined;
+  const flags = (options as string | undefined) ?? '';
   try {
-    new RegExp(pattern, (options as string | undefined) ?? '');
+    new RegExp(pattern, flags);
   } catch {
     return undefined; // mingo reports it
   }
-  const call = `mongo_regex(${params.add(pattern)}, ${params.add((options as string | undefined) ?? '')}, ${f.value})`;
+  const text = plainText(pattern, flags);
+  const call =
+    text === undefined
+      ? `mongo_regex(${params.add(pattern)}, ${params.add(flags)}, ${f.value})`
+      : flags.includes('i')
+        ? `instr(lower(${f.value}), ${params.add(text.toLowerCase())}) > 0`
+        : `instr(${f.value}, ${params.add(text)}) > 0`;
   return byType(f, { cases: { text: call }, present: UNDECIDED, missing: '0' });
+}
+
+const REGEX_SYNTAX = '\\^$.*+?()[]{}|/';
+
+/**
+ * The text a pattern matches as it is, when `instr` finds exactly what the regular expression
+ * would: printable ASCII only, each of `\^$.*+?()[]{}|/` escaped and nothing else. SQLite's
+ * lower() folds A-Z only, which is what JavaScript's case-insensitive match does for ASCII text
+ * without the `u` flag (no other character folds to an ASCII one); with `u` it folds more (the
+ * Kelvin sign to k), so `iu` stays with mingo_regex.
+ */
+function plainText(pattern: string, flags: string): string | undefined {
+  if (flags.includes('i') && flags.includes('u')) return undefined;
+  let text = '';
+  for (let i = 0; i < pattern.length; i++) {
+    let c = pattern[i];
+    if (c < ' ' || c > '~') return undefined;
+    if (c === '\\') {
+      c = pattern[++i];
+      if (c === undefined || !REGEX_SYNTAX.includes(c)) return undefined;
+    } else if (REGEX_SYNTAX.includes(c)) {
+      return undefined;
+    }
+    text += c;
+  }
+  return text;
+}
+
+/** Registers `mongo_regex(pattern, flags, value)` (1 or 0), the `$regex` of compiled filters, on a connection. */
+export function registerRegex(sqlite: DatabaseSync): void {
+  const regexes = new Map<string, RegExp>();
+  sqlite.function('mongo_regex', { deterministic: true }, (pattern, flags, value) => {
+    const key = `${flags}/${pattern}`;
+    let re = regexes.get(key);
+    if (!re) {
+      if (regexes.size > 1000) regexes.clear();
+      regexes.set(key, (re = new RegExp(String(pattern), String(flags))));
+    }
+    return re.test(String(value)) ? 1 : 0;
+  });
 }
 
 /**

@@ -185,9 +185,11 @@ export async function listSegmentContacts(p: Platform, projectId: string, id: st
   let total: number;
   if (segment.type === 'DYNAMIC') {
     const filter = await segmentContactFilter(p, segment);
-    const [docs, count] = await Promise.all([
-      contacts(p.store).find(filter, { sort: { _id: -1 }, skip, limit: query.pageSize }),
+    // The count first: a store that counts elsewhere (the embedded one, on worker threads) reads
+    // the page meanwhile.
+    const [count, docs] = await Promise.all([
       contacts(p.store).countDocuments(filter),
+      contacts(p.store).find(filter, { sort: { _id: -1 }, skip, limit: query.pageSize }),
     ]);
     page = docs.map(toContact);
     total = count;

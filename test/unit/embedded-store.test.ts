@@ -584,6 +584,9 @@ const MIXED: Doc[] = [
   { _id: 'd11', projectId: 'p3', pos: [{ 0: 'x' }] },
   { _id: 'd12', projectId: 'p3', pos: ['x'] },
   { _id: 'd13', projectId: 'p3', pos: { 0: 'x' } },
+  // For the plain-text $regex (instr): characters that only Unicode case folding maps to ASCII
+  // (the Kelvin sign folds to k, the long s to s under `iu`), and non-ASCII text.
+  { _id: 'd14', projectId: 'p1', email: 'K\u212a@Ä.x', s: 'Straße \u017f', n: 7 },
 ];
 /** The same kind of documents with no array on any indexed path: the indexes stay exact. */
 const PLAIN: Doc[] = MIXED.filter((doc) => !['d05', 'd06', 'd08', 'd11', 'd12'].includes(doc._id)).map((doc) => {
@@ -674,6 +677,23 @@ const FILTERS: Filter[] = [
   { missing: 'x' },
   { 'missing.deeper': 1 },
   { projectId: 'p1', email: { $regex: '^[ab]' } },
+  // Plain text in a $regex (what a "contains" search sends) is instr in SQLite.
+  { email: { $regex: 'a@', $options: 'i' } },
+  { email: { $regex: 'A@', $options: 'i' } },
+  { email: { $regex: 'A@' } },
+  { email: { $regex: 'k', $options: 'i' } },
+  { email: { $regex: 'kk', $options: 'iu' } },
+  { email: { $regex: '@\\.x', $options: 'i' } },
+  { email: { $regex: '' } },
+  { s: { $regex: 'S', $options: 'i' } },
+  { s: { $regex: 'ss', $options: 'i' } },
+  { s: { $regex: 's', $options: 'iu' } },
+  { s: { $regex: 'b', $options: 'm' } },
+  { s: { $regex: 'ä', $options: 'i' } },
+  { n: { $regex: '1' } },
+  { 'profile.city': { $regex: 'os', $options: 'i' } },
+  { projectId: 'p1', email: { $not: { $regex: 'X', $options: 'i' } } },
+  { projectId: { $regex: 'p' }, email: { $regex: '\\+', $options: 'i' } },
   { projectId: 'p1', $or: [{ n: 1 }, { n: 2 }] },
   { email: 'a@x', n: { $exists: true } },
   { $and: [{ projectId: 'p1' }, { email: 'a@x' }] },
@@ -701,7 +721,7 @@ describe('fast paths agree with mingo', () => {
   ];
 
   /** Indexes the fields of INDEXED that no document holds an array in (the store refuses those). */
-  async function load(name: string, docs: Doc[]): Promise<Collection> {
+  async function load(name: string, docs: Doc[], into: SqliteStore = store): Promise<Collection> {
     const arrayIn = (doc: Doc, field: string) => {
       let value: unknown = doc;
       for (const part of field.split('.')) {
@@ -715,8 +735,8 @@ describe('fast paths agree with mingo', () => {
     // Named fields only: a numeric part (`pos.0`) means an array position, which no index holds.
     const named = (field: string) => field.split('.').every((part) => !/^\d+$/.test(part));
     const usable = INDEXED.filter((spec) => Object.keys(spec.keys).every((field) => named(field) && docs.every((doc) => !arrayIn(doc, field))));
-    await store.ensureIndexes(name, usable.map((spec) => ({ ...spec })));
-    const collection = store.collection(name);
+    await into.ensureIndexes(name, usable.map((spec) => ({ ...spec })));
+    const collection = into.collection(name);
     await collection.insertMany(docs);
     return collection;
   }
@@ -734,6 +754,31 @@ describe('fast paths agree with mingo', () => {
         expect(json(await collection.find(filter, { limit: 2, skip: 1 })), label).toBe(json(expected.slice(1, 3)));
         expect(await collection.countDocuments(filter), label).toBe(expected.length);
       }
+    }
+  });
+
+  it('counts on the scan workers (worker threads with their own connections) what mingo counts', async () => {
+    // Every count that tests documents goes to the workers (scanWorkersFrom: 0), split by rowid.
+    const workersDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-store-'));
+    const onWorkers = await openStore(workersDir, { scanWorkersFrom: 0 });
+    try {
+      for (const { name, docs } of collections) {
+        const collection = await load(name, docs, onWorkers);
+        const stored = roundTrip(docs);
+        for (const filter of FILTERS) expect(await collection.countDocuments(filter), `${name} ${json(filter)}`).toBe(mingoMatches(stored, filter).length);
+      }
+      // What this connection wrote and has not committed yet is committed before a worker counts.
+      const c = onWorkers.collection('fresh');
+      for (let i = 0; i < 50; i++) void c.insertOne({ _id: `f${i}`, n: i });
+      expect(await c.countDocuments({ n: { $gte: 10 } })).toBe(40);
+      // Inside a unit (an actor turn) its own writes commit only when it ends: it counts here.
+      await onWorkers.unit(async () => {
+        await c.insertOne({ _id: 'f50', n: 50 });
+        expect(await c.countDocuments({ n: { $gte: 10 } })).toBe(41);
+      });
+    } finally {
+      await onWorkers.close();
+      await fs.promises.rm(workersDir, { recursive: true, force: true });
     }
   });
 
