@@ -4,9 +4,10 @@
  *
  * Writes: every write runs synchronously inside the open transaction (a savepoint each, so one
  * that throws undoes only itself) and its promise resolves once the transaction is committed and
- * on disk. The transaction is committed once per event-loop turn, so the writes of every request
- * handled in that turn share one commit and one fsync; while the last group's fsync runs, the open
- * transaction keeps growing and is committed when it ends (the disk sets the pace, not the loop).
+ * on disk. The transaction is committed at the end of the event-loop turn, or 3 ms after the last
+ * commit began if that is later (COMMIT_GAP_MS), so the writes of every request handled meanwhile
+ * share one commit and one fsync; while the last group's fsync runs, the open transaction keeps
+ * growing and is committed when it ends (the disk sets the pace, not the loop).
  *
  * Units: an actor turn runs as a unit (`unit()`). Its writes resolve at once and the unit resolves
  * once they are durable; no commit happens while a unit is open, so a turn's state, projections
@@ -54,6 +55,16 @@ interface Waiter {
  */
 const WAL_CHECKPOINT_PAGES = 16_000;
 
+/**
+ * The least time between the starts of two commits. A commit writes every page its transaction
+ * touched, so commits every few hundred microseconds wrote the same index and queue pages over and
+ * over: at 3 ms, a campaign sent 13% more emails a second (701 → 792/s, 20,000 recipients) and
+ * /v1/track answered 7% more requests (3,369 → 3,601/s) with a lower p50; at 6 ms the CPU per
+ * email fell further but the campaign waited on its commits (791/s), at 12 ms it sent 507/s.
+ * A write after a quiet moment is committed at once.
+ */
+const COMMIT_GAP_MS = 3;
+
 export class Database {
   readonly sqlite: DatabaseSync;
   readonly file: string;
@@ -76,6 +87,8 @@ export class Database {
   /** Committed transactions whose fsync is under way, and its promise. */
   readonly #durable = new Map<number, Promise<void>>();
   #closed = false;
+  /** When the last commit started (performance.now()). */
+  #lastCommit = 0;
   readonly #rollbackListeners: (() => void)[] = [];
 
   constructor(file: string, options: DatabaseOptions = {}) {
@@ -204,7 +217,9 @@ export class Database {
   #scheduleCommit(): void {
     if (this.#commitScheduled || this.#draining) return;
     this.#commitScheduled = true;
-    setImmediate(() => {
+    const wait = this.#lastCommit + COMMIT_GAP_MS - performance.now();
+    const due = (commit: () => void) => (wait > 0 ? setTimeout(commit, wait) : setImmediate(commit));
+    due(() => {
       this.#commitScheduled = false;
       if (!this.#inTransaction || this.#draining) return;
       if (this.#durable.size > 0) {
@@ -240,6 +255,7 @@ export class Database {
     this.#waiters = [];
     this.#inTransaction = false;
     const transaction = this.#transaction++;
+    this.#lastCommit = performance.now();
     try {
       this.sqlite.exec('COMMIT');
     } catch (err) {
