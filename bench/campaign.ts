@@ -5,6 +5,7 @@
  *
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
+ *        [--modes embedded,distributed]
  *        [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:campaign -- [same options]
  *
@@ -26,6 +27,11 @@
  *    `recipientCount` N and `delivered` N; the first email verifies (DKIM against the published
  *    key, CSS inlined, pixel, links rewritten, data rendered, List-Unsubscribe).
  *
+ * `--modes`: the platform's modes (default embedded), each step 2 once. `distributed` runs
+ * `npm run start:distributed` (the whole stack) on a MongoDB-wire server the benchmark starts
+ * (bench/mongo-server.ts: FerretDB on PostgreSQL, as the stack would), so that the contacts can be
+ * bulk-inserted into it; CPU and memory are summed over every process of the stack and that server.
+ *
  * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
  * out in a temporary git worktree and runs step 2 a second time with that commit's platform (and
  * its store for the bulk insert), into the same sink under their own recipient keys, right after
@@ -42,6 +48,8 @@ import PostalMime from 'postal-mime';
 import { v7 } from 'uuid';
 import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
+import { MongoStore } from '../adapters/mongo/store.ts';
+import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
@@ -55,6 +63,7 @@ const { values: args } = parseArgs({
     'batch-size': { type: 'string' },
     'no-yardstick': { type: 'boolean', default: false },
     'compare-ref': { type: 'string' },
+    modes: { type: 'string', default: 'embedded' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -63,7 +72,10 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
+const modes = args.modes!.split(',').map((mode) => mode.trim());
+if (!modes.length || !modes.every((mode) => mode === 'embedded' || mode === 'distributed')) throw new Error('--modes is a list of embedded, distributed');
 const options = {
+  modes: modes as ('embedded' | 'distributed')[],
   recipients: wholeOption('recipients', args.recipients, 1),
   yardstickEmails: wholeOption('yardstick-emails', args['yardstick-emails'], 1),
   warmup: wholeOption('warmup', args.warmup, 1),
@@ -161,8 +173,9 @@ interface Keys {
 }
 
 /** Bulk-inserts the campaign's contacts into the (stopped) platform's store, as projections. */
-async function insertContacts(tree: Tree, dataDir: string, projectId: string, keys: Keys): Promise<void> {
-  const store = await openTreeStore(tree, dataDir); // as that tree's runtime/embedded.ts opens it
+async function insertContacts(tree: Tree, dataDir: string, projectId: string, keys: Keys, mongodbUrl?: string): Promise<void> {
+  // As that tree's runtime/embedded.ts opens it, or the distributed stack's database.
+  const store = mongodbUrl ? await MongoStore.connect(mongodbUrl) : await openTreeStore(tree, dataDir);
   try {
     const at = Date.now() - 86_400_000;
     let n = 0;
@@ -209,23 +222,28 @@ interface PlatformOutcome {
   logLines: number;
 }
 
-async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: string | undefined): Promise<PlatformOutcome> {
+async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: string | undefined, mode: 'embedded' | 'distributed'): Promise<PlatformOutcome> {
   const other = tree.root !== currentTree().root;
-  const tag = other ? `platform@${tree.commit}` : 'platform';
+  const distributed = mode === 'distributed';
+  const tag = `platform${distributed ? '-distributed' : ''}${other ? `@${tree.commit}` : ''}`;
+  const label = distributed ? `distributed${other ? ` @ ${tree.commit}` : ''}` : treeLabel(tree);
+  const mongo = distributed ? await startMongoServer('mailroom') : undefined;
+  if (mongo) onCleanup(() => mongo.stop());
   const dns = await startDnsServer();
   onCleanup(() => dns.close());
   const settings: Record<string, string> = {
     EMAIL_RATE_PER_SECOND: String(options.emailRate),
     ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
   };
-  const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root);
+  const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root, mongo?.url);
   const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner);
   await stopChild(first.proc.child);
-  console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${treeLabel(tree)})`);
-  await insertContacts(tree, first.dataDir, projectId, keys);
+  console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${label})`);
+  await insertContacts(tree, first.dataDir, projectId, keys, mongo?.url);
   const loadBefore = loadAverage();
   const profileDir = profileRoot && join(profileRoot, tag);
-  const platform = await startPlatform(sink, dns, profileDir, settings, first.dataDir, tree.root);
+  const platform = await startPlatform(sink, dns, profileDir, settings, first.dataDir, tree.root, mongo?.url);
+  const senderCpu = () => platform.cpu() + (mongo?.cpuSeconds() ?? 0);
   const as = { auth: secretKey };
   const { api } = platform;
   try {
@@ -264,21 +282,21 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
     await waitSent(warm, 60_000);
 
     const id = await campaign('main');
-    const startMiB = memoryOf(platform.proc.pid).rssMiB;
+    const startMiB = platform.memory().rssMiB;
     console.error(`[${tag}] measured campaign: ${options.recipients} recipients (load average ${loadBefore})`);
-    const before = cpuSnapshot(platform.proc.pid, sink.proc.pid);
+    const before = cpuSnapshot(senderCpu, sink.proc.pid);
     const sent = await api.post(`/campaigns/${id}/send`, undefined, as); // no body: "send now"
     const answeredUs = monotonicUs();
     if (sent.status !== 200) throw new Error(`sending the campaign failed (${sent.status}): ${JSON.stringify(sent.body)}`);
     let reached: ReturnType<typeof cpuSnapshot> | undefined;
     await sink.waitFor(keys.main, options.recipients, 120_000, () => {
-      reached = cpuSnapshot(platform.proc.pid, sink.proc.pid);
+      reached = cpuSnapshot(senderCpu, sink.proc.pid);
     });
     const done = await waitSent(id, 120_000);
     const sentUs = monotonicUs();
     await sleep(1_000); // a late duplicate would show here
     const stats = await sink.stats(keys.main, true);
-    const { peakMiB } = memoryOf(platform.proc.pid);
+    const { peakMiB } = platform.memory();
     const campaignStats = (await api.get(`/campaigns/${id}/stats`, as)).body.data as Record<string, unknown>;
     const endUs = stats.lastUs ?? monotonicUs();
     const seconds = (endUs - before.atUs) / 1e6;
@@ -300,9 +318,11 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
     const unsubscribe = parsed?.headers.find((h) => h.key === 'list-unsubscribe')?.value ?? '';
     sampleChecks.push(`${unsubscribe.includes(`${platform.url}/`) ? 'OK' : 'FAILED'}: List-Unsubscribe header (marketing mail)`);
     return {
-      label: treeLabel(tree),
+      label,
       phase: {
-        name: `**platform** (embedded, ${treeLabel(tree)}): campaign send → Nth email at the sink`,
+        name: distributed
+          ? `**platform** (distributed${other ? ` @ ${tree.commit}` : ''}, CPU and memory of every process of the stack and its FerretDB/PostgreSQL): campaign send → Nth email at the sink`
+          : `**platform** (embedded, ${treeLabel(tree)}): campaign send → Nth email at the sink`,
         emails: stats.count,
         seconds,
         cpu,
@@ -333,6 +353,7 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
     throw err;
   } finally {
     await stopChild(platform.proc.child);
+    await mongo?.stop();
   }
 }
 
@@ -358,7 +379,7 @@ function table(yardstick: Phase | undefined, platforms: PlatformOutcome[]): stri
         `${fmt(p.cpu.sender / p.cpu.wall, 2)} | ${fmt((1000 * p.cpu.sink) / p.emails, 3)} | ${fmt(p.cpu.others / p.cpu.wall, 2)} | ${fmt(p.peakMiB, 0)} |`,
     ),
     '',
-    `| campaign (embedded platform) | ${platforms.map((p) => p.label).join(' | ')}${other ? ` | ${here.label} ÷ ${other.label}` : ''} |`,
+    `| campaign (platform) | ${platforms.map((p) => p.label).join(' | ')}${other ? ` | ${here.label} ÷ ${other.label}` : ''} |`,
     `| --- | ${platforms.map(() => '---:').join(' | ')}${other ? ' | ---:' : ''} |`,
     row('recipients', (p) => p.phase.emails, 0, false),
     row('POST /campaigns/:id/send answered (ms)', (p) => p.sendAnsweredMs, 0),
@@ -383,11 +404,13 @@ async function main(): Promise<number> {
   // This tree's platform, then (--compare-ref) the ref's, each under its own sink keys.
   const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
   const platforms: PlatformOutcome[] = [];
-  for (const [i, tree] of trees.entries()) {
-    const p = i === 0 ? '' : `r${i}`;
-    const platform = await runPlatform(sink, tree, { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot);
-    console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
-    platforms.push(platform);
+  for (const mode of options.modes) {
+    for (const [i, tree] of trees.entries()) {
+      const p = `${mode === 'distributed' ? 'd' : ''}${i === 0 ? '' : `r${i}`}`;
+      const platform = await runPlatform(sink, tree, { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode);
+      console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+      platforms.push(platform);
+    }
   }
 
   const checks = [...(yardstick ? [yardstick.check] : []), ...platforms.map((p) => p.phase.check)];

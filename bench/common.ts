@@ -1,7 +1,7 @@
 // What the benchmarks share: child processes and temp dirs that are cleaned up on every way
 // out, readings of the machine (/proc) for CPU and memory, and the sections of the results files.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -217,12 +217,60 @@ export function processCpuSeconds(pid: number | 'self'): number {
   }
 }
 
+/** A process and every process under it (a PostgreSQL server and its backends, a whole stack). */
+export function processTree(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
+  return tree;
+}
+
+/** CPU seconds of a process tree: of the processes running, and of those they have reaped. */
+export function treeCpuSeconds(root: number): number {
+  let total = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLK_TCK; // utime stime cutime cstime
+    } catch {
+      // gone meanwhile (its parent's cutime has it once reaped)
+    }
+  }
+  return total;
+}
+
 /** CPU seconds the whole machine has been busy. */
 export function machineBusySeconds(): number {
   const [, ...jiffies] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
   // user nice system idle iowait irq softirq steal ...: busy is all but idle and iowait.
   const [user, nice, system, , , irq, softirq, steal] = jiffies.map(Number);
   return (user + nice + system + irq + softirq + (steal ?? 0)) / CLK_TCK;
+}
+
+/** memoryOf summed over a process tree (each process's own peak: the sum bounds the tree's peak from above). */
+export function treeMemoryOf(root: number): { peakMiB: number; rssMiB: number } {
+  let peakMiB = 0;
+  let rssMiB = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const m = memoryOf(pid);
+      peakMiB += m.peakMiB || 0; // a zombie has no VmHWM
+      rssMiB += m.rssMiB || 0;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { peakMiB, rssMiB };
 }
 
 export function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {

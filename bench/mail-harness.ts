@@ -10,7 +10,7 @@ import PostalMime from 'postal-mime';
 import { ApiClient } from '../test/harness/client.ts';
 import type { DnsServer } from '../test/harness/dns-server.ts';
 import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
-import { freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, startChild, tempDir, type Child } from './common.ts';
+import { freePort, machineBusySeconds, memoryOf, monotonicUs, processCpuSeconds, sleep, startChild, tempDir, treeCpuSeconds, treeMemoryOf, type Child } from './common.ts';
 import { NO_SAMPLES, addTo, printProfileDir, readProfileWindow } from './profile.ts';
 import { recipientOf, type SinkStats } from './send-shared.ts';
 
@@ -105,8 +105,9 @@ export interface CpuSnapshot {
   atUs: number;
 }
 
-export const cpuSnapshot = (senderPid: number, sinkPid: number): CpuSnapshot => ({
-  sender: processCpuSeconds(senderPid),
+/** `sender`: its pid, or what reads its CPU seconds (a platform's `cpu`, plus its database's). */
+export const cpuSnapshot = (sender: number | (() => number), sinkPid: number): CpuSnapshot => ({
+  sender: typeof sender === 'number' ? processCpuSeconds(sender) : sender(),
   sink: processCpuSeconds(sinkPid),
   self: processCpuSeconds('self'),
   machineBusy: machineBusySeconds(),
@@ -153,6 +154,9 @@ export interface Platform {
   url: string;
   api: ApiClient;
   dataDir: string;
+  /** CPU seconds and memory: of the process, or summed over the whole stack in distributed mode. */
+  cpu(): number;
+  memory(): { peakMiB: number; rssMiB: number };
 }
 
 export async function startPlatform(
@@ -162,6 +166,8 @@ export async function startPlatform(
   settings: Record<string, string>,
   dataDir?: string,
   root?: string,
+  /** Distributed mode (`npm run start:distributed`) on this MongoDB-wire server; embedded without. */
+  mongodbUrl?: string,
 ): Promise<Platform> {
   dataDir ??= await tempDir('mailroom-bench-send-');
   const port = await freePort();
@@ -179,8 +185,9 @@ export async function startPlatform(
   };
   // Embedded mode, whatever the calling shell has set.
   for (const key of ['MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL', 'LINK_SECRET', 'SYSTEM_FROM']) delete env[key];
+  if (mongodbUrl) env.MONGODB_URL = mongodbUrl;
   // `root`: another commit's tree (common.ts worktreeOf) whose platform runs instead of this one's.
-  const proc = startChild('platform', 'apps/api/main.ts', env, profileDir, { root });
+  const proc = startChild('platform', mongodbUrl ? 'scripts/start-distributed.ts' : 'apps/api/main.ts', env, profileDir, { root });
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
@@ -194,7 +201,15 @@ export async function startPlatform(
     if (Date.now() > deadline) throw new Error(`the platform did not answer /health within 90 s:\n${proc.logTail()}`);
     await sleep(100);
   }
-  return { proc, url, api: new ApiClient(url), dataDir };
+  const whole = mongodbUrl !== undefined;
+  return {
+    proc,
+    url,
+    api: new ApiClient(url),
+    dataDir,
+    cpu: () => (whole ? treeCpuSeconds(proc.pid) : processCpuSeconds(proc.pid)),
+    memory: () => (whole ? treeMemoryOf(proc.pid) : memoryOf(proc.pid)),
+  };
 }
 
 /**

@@ -29,7 +29,6 @@
  *
  * Results are printed and appended to bench/results/segments.md (unless --no-record).
  */
-import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { v7 } from 'uuid';
@@ -40,10 +39,9 @@ import type { Platform } from '../runtime/platform.ts';
 import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import type { FilterCondition } from '../domain/segments/filter.ts';
 import { createSegment, getSegment, listSegmentContacts } from '../domain/segments/service.ts';
-import { runtimeBinaries } from '../scripts/stack/binaries.ts';
-import { waitForTcp } from '../scripts/stack/processes.ts';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, adoptChild, cleanup, freePort, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, stopChild, tempDir } from './common.ts';
+import { startMongoServer, type MongoServer } from './mongo-server.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, cleanup, loadAverage, machineBusySeconds, machineFacts, processCpuSeconds, printUsage, runMain, tempDir } from './common.ts';
 
 const PROJECT = 'bench-project';
 const SEED = 0x5e6d; // every run generates the same contacts
@@ -259,7 +257,7 @@ async function measure(kind: 'embedded' | 'mongo', label: string, store: Documen
   const p = { store, log: { warn() {}, info() {}, debug() {} } } as unknown as Platform;
   const busy0 = machineBusySeconds();
   const self0 = processCpuSeconds('self');
-  const server0 = kind === 'mongo' && ferret ? processCpuSeconds(ferret.pid!) : 0;
+  const server0 = kind === 'mongo' ? serverCpu() : 0;
   const t0 = performance.now();
   const someone = (await contacts(store).findOne({ projectId: PROJECT }, { projection: { _id: 1 } }))!._id;
   let touches = 0;
@@ -275,25 +273,17 @@ async function measure(kind: 'embedded' | 'mongo', label: string, store: Documen
     console.error(`[${label}] ${segment.name}: ${members} members, count ${countTiming.median.toFixed(0)} ms, first page ${page.median.toFixed(0)} ms`);
   }
   const wall = (performance.now() - t0) / 1000;
-  const server = kind === 'mongo' && ferret ? processCpuSeconds(ferret.pid!) - server0 : 0;
+  const server = kind === 'mongo' ? serverCpu() - server0 : 0;
   const cpuOthers = Math.max(0, machineBusySeconds() - busy0 - (processCpuSeconds('self') - self0) - server) / wall;
   return { store: kind, label, loadSeconds, reference, rows, cpuOthers, wall, loadBefore };
 }
 
 // ---- FerretDB -----------------------------------------------------------------------------------
 
-let ferret: ReturnType<typeof spawn> | undefined;
+let mongoServer: MongoServer | undefined;
 
-async function startFerret(): Promise<string> {
-  const dir = await tempDir('mailroom-bench-ferretdb-');
-  const port = await freePort();
-  const bin = runtimeBinaries().ferretdb;
-  ferret = adoptChild(
-    spawn(bin, ['--listen', `127.0.0.1:${port}`, '--state-dir', dir, '--log-level', 'error'], { stdio: ['ignore', 'ignore', 'inherit'] }),
-  );
-  await waitForTcp(port);
-  return `mongodb://127.0.0.1:${port}/segbench`;
-}
+/** CPU seconds of the MongoDB-wire server (bench/mongo-server.ts): FerretDB and PostgreSQL. */
+const serverCpu = () => mongoServer?.cpuSeconds() ?? 0;
 
 // ---- report -------------------------------------------------------------------------------------
 
@@ -332,14 +322,15 @@ async function main(): Promise<number> {
           await store.close();
         }
       } else {
-        const url = mongoUrl ?? (await startFerret());
+        mongoServer = mongoUrl ? undefined : await startMongoServer('segbench');
+        const url = mongoUrl ?? mongoServer!.url;
         const store = await MongoStore.connect(url);
-        const label = mongoUrl ? 'MongoDB at MONGODB_URL' : 'FerretDB 1.24 on SQLite, MongoDB wire protocol';
+        const label = mongoUrl ? 'MongoDB at MONGODB_URL' : 'FerretDB 1.24 on PostgreSQL, MongoDB wire protocol';
         try {
           results.push(await measure('mongo', label, store));
         } finally {
           await store.close();
-          if (ferret) await stopChild(ferret);
+          await mongoServer?.stop();
         }
       }
     }

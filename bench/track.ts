@@ -5,6 +5,7 @@
  *
  *   node --import tsx bench/track.ts [--seconds 15] [--connections 32] [--warmup 5]
  *                                    [--emails 10000] [--new-share 0.2] [--compare-ref <git ref>]
+ *                                    [--modes embedded,distributed]
  *                                    [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:track -- [same options]
  *
@@ -14,6 +15,11 @@
  * already sent (a known contact), from a pool of `--emails` addresses, seeded so every run sends
  * the same sequence; event names come from a small set; `data` has two fields. After the measured window the benchmark checks that every 2xx answer became a record
  * (platform: GET /events/stats total; baseline: GET /count): a benchmark that loses writes is wrong.
+ *
+ * `--modes`: the platform's modes to run, each a column (default embedded). `distributed` starts
+ * `npm run start:distributed` (the whole stack: Redis, placement, scheduler, PostgreSQL, FerretDB,
+ * the apps and their sidecars, on fresh data) as the server, and its CPU and memory are summed
+ * over every process of the stack.
  *
  * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
  * out in a temporary git worktree and runs its platform and its baseline too, in the same run under
@@ -30,7 +36,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { ROOT, appendResults, currentTree, treeLabel, worktreeOf, type Tree, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, memoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
+import { ROOT, appendResults, currentTree, treeLabel, worktreeOf, type Tree, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, treeCpuSeconds, machineBusySeconds, memoryOf, treeMemoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
@@ -47,6 +53,7 @@ const { values: args } = parseArgs({
     emails: { type: 'string', default: '10000' },
     'new-share': { type: 'string', default: '0.2' },
     'compare-ref': { type: 'string' },
+    modes: { type: 'string', default: 'embedded' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -60,7 +67,10 @@ const share = (raw: string): number => {
   if (!(n > 0 && n <= 1)) throw new Error(`--new-share must be in (0, 1], got "${raw}"`);
   return n;
 };
+const modes = args.modes!.split(',').map((mode) => mode.trim());
+if (!modes.length || !modes.every((mode) => mode === 'embedded' || mode === 'distributed')) throw new Error('--modes is a list of embedded, distributed');
 const options = {
+  modes: modes as ('embedded' | 'distributed')[],
   seconds: wholeOption('seconds', args.seconds, 1),
   connections: wholeOption('connections', args.connections, 1),
   warmup: wholeOption('warmup', args.warmup, 1),
@@ -75,10 +85,13 @@ const options = {
 /** A server child (its log lines are its logs at warn and above). */
 interface Server extends Child {
   url: string;
+  /** Its CPU seconds and its memory: the process's own, or summed over the processes it started (a stack). */
+  cpu(): number;
+  memory(): { peakMiB: number; rssMiB: number };
 }
 
 /** Starts `node [--cpu-prof] --import tsx <script>` of `tree` with `env` and waits for GET /health. */
-async function startServer(name: string, tree: Tree, script: string, env: Record<string, string>, profileDir?: string): Promise<Server> {
+async function startServer(name: string, tree: Tree, script: string, env: Record<string, string>, profileDir?: string, whole = false): Promise<Server> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // Embedded mode with the dev outbox, whatever the calling shell has set.
@@ -100,7 +113,12 @@ async function startServer(name: string, tree: Tree, script: string, env: Record
     if (Date.now() > deadline) throw new Error(`${name} did not answer /health within 90 s:\n${server.logTail()}`);
     await sleep(100);
   }
-  return { ...server, url };
+  return {
+    ...server,
+    url,
+    cpu: () => (whole ? treeCpuSeconds(server.pid) : processCpuSeconds(server.pid)),
+    memory: () => (whole ? treeMemoryOf(server.pid) : memoryOf(server.pid)),
+  };
 }
 
 // ---- HTTP set-up calls --------------------------------------------------------------------------
@@ -214,7 +232,7 @@ async function drive(server: Server, bearer: string, seconds: number, connection
   let lastResponse = 0;
   const bodiesBefore = bodies.built;
   const firstTimeBefore = bodies.firstTime;
-  const cpuStart = cpuSnapshot(server.pid);
+  const cpuStart = cpuSnapshot(server);
   const started = performance.now();
   const startUs = monotonicUs();
 
@@ -269,7 +287,7 @@ async function drive(server: Server, bearer: string, seconds: number, connection
 
   // autocannon reports up to a second after the drain ends; the window ends at the last response.
   const windowSeconds = ((lastResponse || performance.now()) - started) / 1000;
-  const cpu = cpuWindow(cpuStart, cpuSnapshot(server.pid), windowSeconds);
+  const cpu = cpuWindow(cpuStart, cpuSnapshot(server), windowSeconds);
   return {
     seconds: windowSeconds,
     monotonicUs: { startUs, endUs: startUs + Math.round(windowSeconds * 1e6) },
@@ -303,8 +321,8 @@ interface CpuWindow {
 }
 
 
-function cpuSnapshot(pid: number): CpuSnapshot {
-  return { server: processCpuSeconds(pid), self: processCpuSeconds('self'), machineBusy: machineBusySeconds() };
+function cpuSnapshot(server: Server): CpuSnapshot {
+  return { server: server.cpu(), self: processCpuSeconds('self'), machineBusy: machineBusySeconds() };
 }
 
 /** CPU used between two snapshots, as cores busy over `wall` seconds (the load's window). */
@@ -347,19 +365,20 @@ async function runOne(
   setup: (server: Server) => Promise<string>,
   recordedCount: (server: Server, bearer: string) => Promise<number>,
   profileDir: string | undefined,
+  whole = false,
 ): Promise<Outcome> {
   const loadBefore = loadAverage();
   console.error(`[${name}] starting ${script}${tree.root === ROOT ? '' : ` of ${tree.commit}`} (load average ${loadBefore})`);
-  const server = await startServer(name, tree, script, env, profileDir);
+  const server = await startServer(name, tree, script, env, profileDir, whole);
   try {
     const bearer = await setup(server);
-    const startMiB = memoryOf(server.pid).rssMiB;
+    const startMiB = server.memory().rssMiB;
     const bodies = new TrackBodies(options.emails, options.newShare);
     console.error(`[${name}] warm-up ${options.warmup} s, ${options.connections} connections`);
     const warmup = await drive(server, bearer, options.warmup, options.connections, bodies);
     console.error(`[${name}] measuring ${options.seconds} s`);
     const load = await drive(server, bearer, options.seconds, options.connections, bodies);
-    const { peakMiB, rssMiB } = memoryOf(server.pid);
+    const { peakMiB, rssMiB } = server.memory();
     const acknowledged = warmup.ok + load.ok;
     const recorded = await settledCount(() => recordedCount(server, bearer), acknowledged);
     console.error(`[${name}] ${load.ok} × 2xx in ${load.seconds.toFixed(1)} s; ${recorded}/${acknowledged} acknowledged writes recorded`);
@@ -467,23 +486,28 @@ async function main(): Promise<number> {
 
   // The platforms first, then the baselines; with --compare-ref each one of this tree, then the ref's.
   const platforms: Outcome[] = [];
-  for (const tree of trees) {
-    platforms.push(
-      await runOne(
-        `platform${suffix(tree)}`,
-        `platform (embedded, ${treeLabel(tree)})`,
-        tree,
-        'apps/api/main.ts',
-        { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
-        (server) => createProject(server.url),
-        async (server, bearer) => {
-          const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
-          if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
-          return stats.body.data.total as number;
-        },
-        profileDir && join(profileDir, `platform${suffix(tree)}`),
-      ),
-    );
+  for (const mode of options.modes) {
+    for (const tree of trees) {
+      const distributed = mode === 'distributed';
+      const name = `platform${distributed ? ' distributed' : ''}${suffix(tree)}`;
+      platforms.push(
+        await runOne(
+          name,
+          distributed ? `platform (distributed, ${tree === here ? 'this tree' : tree.commit}: CPU and memory of every process of the stack)` : `platform (embedded, ${treeLabel(tree)})`,
+          tree,
+          distributed ? 'scripts/start-distributed.ts' : 'apps/api/main.ts',
+          { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+          (server) => createProject(server.url),
+          async (server, bearer) => {
+            const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
+            if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
+            return stats.body.data.total as number;
+          },
+          profileDir && join(profileDir, name.replace(' ', '-')),
+          distributed,
+        ),
+      );
+    }
   }
   const baselines: Outcome[] = [];
   for (const tree of trees) {
@@ -501,12 +525,15 @@ async function main(): Promise<number> {
     );
   }
   const outcomes = [...platforms, ...baselines];
-  const [platform, refPlatform] = platforms;
   const [baseline, refBaseline] = baselines;
-  const ratios: [Outcome, Outcome, string][] = [[platform, baseline, 'platform / baseline']];
-  if (refPlatform) {
-    ratios.push([platform, refPlatform, `platform / platform @ ${refPlatform.name.split('@')[1]}`], [baseline, refBaseline, `baseline / baseline @ ${refBaseline.name.split('@')[1]}`]);
+  const ratios: [Outcome, Outcome, string][] = [];
+  for (const mode of options.modes) {
+    const [platform, refPlatform] = platforms.filter((o) => o.name.includes(' distributed') === (mode === 'distributed'));
+    const what = mode === 'distributed' ? 'distributed' : 'platform';
+    ratios.push([platform, baseline, `${what} / baseline`]);
+    if (refPlatform) ratios.push([platform, refPlatform, `${what} / ${what} @ ${refPlatform.name.split('@')[1]}`]);
   }
+  if (refBaseline) ratios.push([baseline, refBaseline, `baseline / baseline @ ${refBaseline.name.split('@')[1]}`]);
 
   const checks = [
     ...platforms.map((o) => verification(o, 'events recorded (GET /events/stats total)')),
@@ -521,7 +548,7 @@ async function main(): Promise<number> {
   if (profileDir) {
     for (const outcome of outcomes) {
       const name = outcome.name;
-      printProfileDir(join(profileDir, name), `the ${name} server`, (file) => summarizeProfile(file, outcome.load.monotonicUs));
+      printProfileDir(join(profileDir, name.replace(' ', '-')), `the ${name} server`, (file) => summarizeProfile(file, outcome.load.monotonicUs));
     }
     console.log('\n(profiled runs are not recorded: the profiler slows the servers down)');
   }

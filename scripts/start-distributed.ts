@@ -7,7 +7,7 @@ import { startStack } from './stack/stack.ts';
 
 const port = Number(process.env.PORT ?? 3000);
 const dir = process.env.DATA_DIR ? resolve(process.env.DATA_DIR, 'distributed') : await mkdtemp(join(tmpdir(), 'mailroom-stack-'));
-const passOn = ['PUBLIC_URL', 'SMTP_URL', 'DNS_SERVERS', 'EMAIL_RATE_PER_SECOND', 'API_RATE_PER_MINUTE', 'WEBHOOK_ALLOW_PRIVATE', 'SYSTEM_FROM'];
+const passOn = ['PUBLIC_URL', 'SMTP_URL', 'DNS_SERVERS', 'EMAIL_RATE_PER_SECOND', 'CAMPAIGN_BATCH_SIZE', 'API_RATE_PER_MINUTE', 'WEBHOOK_ALLOW_PRIVATE', 'SYSTEM_FROM'];
 const env = Object.fromEntries(passOn.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]));
 
 console.log(`starting the distributed stack in ${dir} (logs in ${join(dir, 'logs')})`);

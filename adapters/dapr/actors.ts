@@ -83,8 +83,32 @@ function namedClass<C extends abstract new (...args: any[]) => any>(name: string
   return cls;
 }
 
+/** What an actor instance of the SDK talks to the sidecar through (see actorClass). */
+interface SidecarClients {
+  actorClient: unknown;
+  daprStateProvider: unknown;
+}
+
+/**
+ * The first actor's clients, which every later actor of this process reuses. The SDK makes a new
+ * HTTP client for each actor it activates, and each new client asks the sidecar for its metadata
+ * before its first request: one extra sidecar call per activation (a tracked event on a contact
+ * not seen for a while), and one more connection.
+ */
+let sidecarClients: SidecarClients | undefined;
+
 function actorClass(definition: ActorDefinition<any>, grpc: GRPCClient | undefined, reminders: Set<string>) {
-  const cls = namedClass(definition.type, class extends AbstractActor {});
+  const cls = namedClass(
+    definition.type,
+    class extends AbstractActor {
+      constructor(client: DaprClient, id: ActorId) {
+        super(client, id);
+        const own = this as unknown as SidecarClients;
+        if (sidecarClients) Object.assign(own, sidecarClients);
+        else sidecarClients = { actorClient: own.actorClient, daprStateProvider: own.daprStateProvider };
+      }
+    },
+  );
   const proto = cls.prototype as unknown as Record<string, unknown>;
   for (const [name, method] of Object.entries(definition.methods)) {
     proto[name] = async function (this: AbstractActor, call: Call): Promise<Reply> {

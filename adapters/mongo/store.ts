@@ -1,6 +1,6 @@
 /**
  * The distributed DocumentStore: the official MongoDB driver, nearly one to one with the port.
- * Tested against FerretDB (SQLite backend); production points MONGODB_URL at MongoDB.
+ * Tested against FerretDB (PostgreSQL backend); production points MONGODB_URL at MongoDB.
  */
 import { MongoClient, MongoServerError, type Collection as DriverCollection, type Db } from 'mongodb';
 import {
@@ -51,7 +51,7 @@ export class MongoStore implements DocumentStore {
           .listIndexes()
           .toArray()
           .catch(() => []); // the collection does not exist yet
-        const missing = indexes.filter((i) => !existing.some((e) => sameKeys(e.key, i.keys)));
+        const missing = indexes.map(declared).filter((i) => !existing.some((e) => sameKeys(e.key, i.keys)));
         if (missing.length > 0) {
           await this.#db.collection(collection).createIndexes(missing.map((i) => ({ key: i.keys, unique: i.unique ?? false })));
         }
@@ -68,15 +68,25 @@ export class MongoStore implements DocumentStore {
   }
 }
 
+/**
+ * The index as created: a non-unique one ends with `_id`, as in the embedded store, so that a page
+ * of `{projectId}` sorted by `_id` (every list, a campaign's next batch) walks the index in order
+ * and stops after the page; MongoDB orders equal keys of `{projectId: 1}` by record id, not `_id`,
+ * and would sort every match of the project in memory (docs/indexes.md).
+ */
+const declared = (spec: IndexSpec): IndexSpec => (spec.unique || '_id' in spec.keys ? spec : { ...spec, keys: { ...spec.keys, _id: 1 } });
+
 const sameKeys = (a: Record<string, unknown>, b: Record<string, unknown>) =>
   JSON.stringify(Object.entries(a)) === JSON.stringify(Object.entries(b));
 
 /**
  * MongoDB reports a unique-index clash as error 11000; the port calls it DuplicateKeyError.
  * FerretDB 1.24 does so for inserts but answers an update that clashes with an InternalError
- * carrying SQLite's "UNIQUE constraint failed".
+ * carrying its backend's message: PostgreSQL's "duplicate key value violates unique constraint"
+ * (SQLSTATE 23505), or SQLite's "UNIQUE constraint failed".
  */
-const isDuplicate = (err: MongoServerError) => err.code === 11000 || /UNIQUE constraint failed/.test(err.message);
+const isDuplicate = (err: MongoServerError) =>
+  err.code === 11000 || /duplicate key value violates unique constraint|UNIQUE constraint failed/.test(err.message);
 
 async function mapDuplicate<R>(collection: string, work: () => Promise<R>): Promise<R> {
   try {

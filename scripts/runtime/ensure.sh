@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Make mailroom's local runtime available: redis-server (apt), Dapr's daprd,
-# placement and scheduler, and FerretDB (both built from the Go module proxy).
+# Make mailroom's local runtime available: redis-server and PostgreSQL (apt),
+# Dapr's daprd, placement and scheduler, and FerretDB (both built from the Go
+# module proxy).
 #
 #   scripts/runtime/ensure.sh            # idempotent; silent when all is cached
 #   scripts/runtime/ensure.sh --force    # rebuild Dapr and FerretDB
@@ -16,7 +17,7 @@
 #   MAILROOM_BUILD_JOBS   go build -p value (default 1, to leave a core free)
 #
 # Needs: Go >= the go directive of tools/dapr/go.mod, apt-get (root or
-# passwordless sudo) if redis-server is missing, network access to the
+# passwordless sudo) if redis-server or PostgreSQL is missing, network access to the
 # Go module proxy and Debian's package mirror on first run.
 set -euo pipefail
 
@@ -56,24 +57,37 @@ if command -v flock >/dev/null 2>&1; then
 	flock 9
 fi
 
-# ---------------------------------------------------------------- redis ----
-ensure_redis() {
-	command -v redis-server >/dev/null 2>&1 && return 0
-	command -v apt-get >/dev/null 2>&1 || die "redis-server is not on PATH and apt-get is not available; install redis-server (>= 6) by hand"
+# ------------------------------------------------------ Debian packages ----
+# apt_install PACKAGE WHAT: installs a Debian package (WHAT names it in errors).
+apt_install() {
+	local package="$1" what="$2"
+	command -v apt-get >/dev/null 2>&1 || die "$what is missing and apt-get is not available; install $package by hand"
 	local sudo=()
 	if [[ "$(id -u)" != 0 ]]; then
 		command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null ||
-			die "redis-server is not on PATH; run as root or with passwordless sudo so apt-get can install it"
+			die "$what is missing; run as root or with passwordless sudo so apt-get can install $package"
 		sudo=(sudo -n)
 	fi
-	note "installing redis-server with apt-get"
-	local log="$MAILROOM_CACHE_DIR/apt-redis.log"
+	note "installing $package with apt-get"
+	local log="$MAILROOM_CACHE_DIR/apt-$package.log"
 	if ! { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server; } >"$log" 2>&1; then
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$package"; } >"$log" 2>&1; then
 		tail -n 20 "$log" >&2
-		die "apt-get install redis-server failed (full log: $log)"
+		die "apt-get install $package failed (full log: $log)"
 	fi
+}
+
+ensure_redis() {
+	command -v redis-server >/dev/null 2>&1 && return 0
+	apt_install redis-server "redis-server (>= 6)"
 	command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after apt-get install (is /usr/bin on PATH?)"
+}
+
+# PostgreSQL under FerretDB in the distributed stack (Debian's server, in /usr/lib/postgresql/<v>/bin).
+ensure_postgresql() {
+	[[ -n "$(mailroom_postgres_bin)" ]] && return 0
+	apt_install postgresql "PostgreSQL (>= 13)"
+	[[ -n "$(mailroom_postgres_bin)" ]] || die "no /usr/lib/postgresql/<version>/bin/postgres after apt-get install postgresql"
 }
 
 # ------------------------------------------------------------ go builds ----
@@ -164,5 +178,6 @@ ensure_ferretdb() {
 }
 
 ensure_redis
+ensure_postgresql
 ensure_ferretdb
 ensure_dapr

@@ -15,6 +15,7 @@
 #   MAILROOM_DAPR_DIR, MAILROOM_FERRETDB_DIR
 #   MAILROOM_DAPRD, MAILROOM_PLACEMENT, MAILROOM_SCHEDULER,
 #   MAILROOM_FERRETDB, MAILROOM_REDIS_SERVER          absolute paths
+#   MAILROOM_POSTGRES_BIN  PostgreSQL's bin directory (initdb, postgres, pg_isready)
 
 _mailroom_runtime_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 MAILROOM_REPO_ROOT="$(cd "$_mailroom_runtime_dir/../.." && pwd)"
@@ -41,16 +42,27 @@ MAILROOM_FERRETDB="$MAILROOM_FERRETDB_DIR/ferretdb"
 # Debian installs it in /usr/bin; fall back to that path if it is not (yet) on PATH.
 MAILROOM_REDIS_SERVER="$(command -v redis-server 2>/dev/null || echo /usr/bin/redis-server)"
 
+# mailroom_postgres_bin: the bin directory of the newest Debian PostgreSQL server installed
+# (/usr/lib/postgresql/<major>/bin, holding initdb, postgres and pg_isready), or nothing.
+mailroom_postgres_bin() {
+	local dir
+	dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+	[[ -n "$dir" && -x "$dir/postgres" && -x "$dir/initdb" ]] && echo "$dir"
+	return 0
+}
+MAILROOM_POSTGRES_BIN="$(mailroom_postgres_bin)"
+
 export MAILROOM_REPO_ROOT MAILROOM_DAPR_VERSION MAILROOM_FERRETDB_VERSION \
 	MAILROOM_CACHE_DIR MAILROOM_DAPR_DIR MAILROOM_FERRETDB_DIR \
 	MAILROOM_DAPRD MAILROOM_PLACEMENT MAILROOM_SCHEDULER \
-	MAILROOM_FERRETDB MAILROOM_REDIS_SERVER
+	MAILROOM_FERRETDB MAILROOM_REDIS_SERVER MAILROOM_POSTGRES_BIN
 unset _mailroom_runtime_dir
 unset -f _mailroom_modver
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	for _v in MAILROOM_DAPR_VERSION MAILROOM_FERRETDB_VERSION MAILROOM_CACHE_DIR \
-		MAILROOM_DAPRD MAILROOM_PLACEMENT MAILROOM_SCHEDULER MAILROOM_FERRETDB MAILROOM_REDIS_SERVER; do
+		MAILROOM_DAPRD MAILROOM_PLACEMENT MAILROOM_SCHEDULER MAILROOM_FERRETDB MAILROOM_REDIS_SERVER \
+		MAILROOM_POSTGRES_BIN; do
 		printf '%s=%s\n' "$_v" "${!_v}"
 	done
 fi

@@ -8,17 +8,19 @@ export interface RuntimeBinaries {
   scheduler: string;
   ferretdb: string;
   redisServer: string;
+  /** PostgreSQL's bin directory (initdb, postgres, pg_isready). */
+  postgresBin: string;
 }
 
 const ENSURE = fileURLToPath(new URL('../runtime/ensure.sh', import.meta.url));
 const PATHS = fileURLToPath(new URL('../runtime/paths.sh', import.meta.url));
 
 /**
- * The Dapr, FerretDB and Redis binaries, built or installed by scripts/runtime/ensure.sh into
+ * The Dapr, FerretDB, Redis and PostgreSQL binaries, built or installed by scripts/runtime/ensure.sh into
  * ~/.cache/mailroom on first use and reused after.
  */
 export function runtimeBinaries(): RuntimeBinaries {
-  const given = ['MAILROOM_DAPRD', 'MAILROOM_PLACEMENT', 'MAILROOM_SCHEDULER', 'MAILROOM_FERRETDB', 'MAILROOM_REDIS_SERVER'];
+  const given = ['MAILROOM_DAPRD', 'MAILROOM_PLACEMENT', 'MAILROOM_SCHEDULER', 'MAILROOM_FERRETDB', 'MAILROOM_REDIS_SERVER', 'MAILROOM_POSTGRES_BIN'];
   // Binaries named in the environment are used as they are; otherwise build or reuse the cache.
   const env = given.every((k) => process.env[k]) ? process.env : cachedBinaries();
   const binaries = {
@@ -27,6 +29,7 @@ export function runtimeBinaries(): RuntimeBinaries {
     scheduler: env.MAILROOM_SCHEDULER!,
     ferretdb: env.MAILROOM_FERRETDB!,
     redisServer: env.MAILROOM_REDIS_SERVER!,
+    postgresBin: env.MAILROOM_POSTGRES_BIN!,
   };
   for (const [name, path] of Object.entries(binaries)) {
     if (!path || !existsSync(path)) throw new Error(`${name} not found (${path}); run scripts/runtime/ensure.sh`);

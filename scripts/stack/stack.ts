@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runtimeBinaries } from './binaries.ts';
+import { postgresSpec } from './postgres.ts';
 import { freePort, Supervisor, waitForHttp, waitForTcp } from './processes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -9,7 +10,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface StackOptions {
   /** Public port of the (first) api app. */
   port: number;
-  /** Working directory: logs, rendered components, Redis and FerretDB data, the dev outbox. */
+  /** Working directory: logs, rendered components, Redis and PostgreSQL data, the dev outbox. */
   dir: string;
   /** Extra environment for the apps (SMTP_URL, PUBLIC_URL, API_RATE_PER_MINUTE, …). */
   env?: Record<string, string>;
@@ -39,7 +40,7 @@ export interface Stack {
 
 /**
  * The distributed deployment on one machine, from local binaries: Redis, Dapr placement and
- * scheduler, FerretDB (or MONGODB_URL), and the api and mailer apps each behind its own daprd.
+ * scheduler, FerretDB on PostgreSQL (or MONGODB_URL), and the api and mailer apps each behind its own daprd.
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const bin = runtimeBinaries();
@@ -89,13 +90,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       startMongo(),
     ]);
 
+    /** FerretDB on PostgreSQL (which pushes equality on top-level fields down to SQL; on SQLite it scanned). */
     async function startMongo(): Promise<void> {
       if (options.mongodbUrl) return;
-      const mongoPort = await freePort();
+      const [postgresPort, mongoPort] = await ports(2);
+      const postgres = await postgresSpec(bin.postgresBin, join(dir, 'postgres'), postgresPort);
+      await supervisor.start(postgres);
       await supervisor.start({
         name: 'ferretdb',
         command: bin.ferretdb,
-        args: ['--listen', `127.0.0.1:${mongoPort}`, '--state-dir', join(dir, 'ferretdb'), '--log-level', 'error'],
+        args: ['--listen', `127.0.0.1:${mongoPort}`, '--postgresql-url', postgres.url, '--log-level', 'error'],
         ready: () => waitForTcp(mongoPort),
       });
       options.mongodbUrl = `mongodb://127.0.0.1:${mongoPort}/mailroom`;

@@ -1,12 +1,13 @@
 // Command ferretdb runs an embedded FerretDB (MongoDB wire protocol) server
-// backed by SQLite, for mailroom's local runs and integration tests.
+// backed by PostgreSQL or SQLite, for mailroom's local runs and integration tests.
 //
 // Usage:
 //
+//	ferretdb --listen 127.0.0.1:27018 --postgresql-url postgres://postgres@127.0.0.1:5432/postgres
 //	ferretdb --listen 127.0.0.1:27018 --state-dir /tmp/mailroom-ferret
 //
-// Every flag can also be given through the environment
-// (FERRETDB_LISTEN, FERRETDB_STATE_DIR, FERRETDB_SQLITE_URL, FERRETDB_LOG_LEVEL);
+// Every flag can also be given through the environment (FERRETDB_LISTEN,
+// FERRETDB_POSTGRESQL_URL, FERRETDB_STATE_DIR, FERRETDB_SQLITE_URL, FERRETDB_LOG_LEVEL);
 // flags win over the environment. Once the listener is bound, a single line
 // "ferretdb ready mongodb://HOST:PORT/" is printed on stdout. The process runs
 // until SIGINT or SIGTERM and then shuts down cleanly (exit status 0).
@@ -76,6 +77,8 @@ func run() error {
 		"directory for the SQLite databases (created if missing; required unless --sqlite-url is set)")
 	sqlite := flag.String("sqlite-url", envOr("FERRETDB_SQLITE_URL", ""),
 		"SQLite URI such as file:/path/to/dir/ (overrides --state-dir)")
+	postgresql := flag.String("postgresql-url", envOr("FERRETDB_POSTGRESQL_URL", ""),
+		"PostgreSQL URL such as postgres://user@127.0.0.1:5432/db: the PostgreSQL backend instead of SQLite")
 	logLevel := flag.String("log-level", envOr("FERRETDB_LOG_LEVEL", "warn"),
 		"log level: debug, info, warn or error")
 	showVersion := flag.Bool("version", false, "print the FerretDB version and exit")
@@ -101,10 +104,18 @@ func run() error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	config := &ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: *listen},
+		Logger:   logger,
+	}
 	uri := *sqlite
-	if uri == "" {
+	switch {
+	case *postgresql != "":
+		config.Handler = "postgresql"
+		config.PostgreSQLURL = *postgresql
+	case uri == "":
 		if *stateDir == "" {
-			return fmt.Errorf("one of --state-dir or --sqlite-url is required")
+			return fmt.Errorf("one of --postgresql-url, --state-dir or --sqlite-url is required")
 		}
 		if err := os.MkdirAll(*stateDir, 0o755); err != nil {
 			return fmt.Errorf("creating state dir: %w", err)
@@ -112,14 +123,13 @@ func run() error {
 		if uri, err = sqliteURL(*stateDir); err != nil {
 			return fmt.Errorf("state dir: %w", err)
 		}
+		fallthrough
+	default:
+		config.Handler = "sqlite"
+		config.SQLiteURL = uri
 	}
 
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
-		Logger:    logger,
-		Handler:   "sqlite",
-		SQLiteURL: uri,
-	})
+	f, err := ferretdb.New(config)
 	if err != nil {
 		return err
 	}
