@@ -26,7 +26,8 @@ export async function postgresSpec(binDir: string, dataDir: string, port: number
   return {
     name: 'postgres',
     command,
-    args: [...prefix, '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    // Warnings and errors only: PostgreSQL logs every start, checkpoint and shutdown otherwise.
+    args: [...prefix, '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'log_min_messages=warning'],
     ready: () => waitForPostgres(binDir, port),
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
   };
@@ -42,7 +43,7 @@ async function waitForPostgres(binDir: string, port: number, timeoutMs = 60_000)
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      await run(join(binDir, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port), '-t', '1']);
+      await run(join(binDir, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-t', '1']);
       return;
     } catch (err) {
       if (Date.now() > deadline) throw new Error(`PostgreSQL on port ${port} not ready after ${timeoutMs} ms: ${(err as Error).message}`);
