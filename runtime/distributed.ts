@@ -5,6 +5,7 @@ import { DaprActorRuntime } from '../adapters/dapr/actors.ts';
 import { DaprPubSub } from '../adapters/dapr/pubsub.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
 import { RedisRateLimiter } from '../adapters/redis/rate-limiter.ts';
+import { RedisStoreChanges } from '../adapters/redis/store-changes.ts';
 import type { Adapters } from './boot.ts';
 import type { Config } from './config.ts';
 
@@ -13,7 +14,8 @@ export const PUBSUB_COMPONENT = 'pubsub';
 
 /**
  * Distributed mode: actors and pub/sub through this app's Dapr sidecar (DAPR_HTTP_PORT), the
- * app channel the sidecar calls back on (APP_PORT), MongoDB projections, Redis rate limits.
+ * app channel the sidecar calls back on (APP_PORT), MongoDB projections, Redis rate limits and
+ * the replicas' channel for cached reads.
  */
 export async function distributedAdapters(config: Config, log: Logger, hostsActors: boolean): Promise<Adapters> {
   if (!config.mongodbUrl) throw new Error('distributed mode needs MONGODB_URL');
@@ -43,7 +45,9 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
     logger,
     maxBodySizeMb: 20,
   });
-  const store = await MongoStore.connect(config.mongodbUrl);
+  // Read-mostly collections (API keys, workflows) are cached on each replica; writes to them
+  // reach the other replicas over Redis.
+  const store = await MongoStore.connect(config.mongodbUrl, { changes: (listener) => RedisStoreChanges.connect(config.redisUrl!, listener) });
   const limiter = await RedisRateLimiter.connect(config.redisUrl);
 
   return {

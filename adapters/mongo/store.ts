@@ -14,25 +14,70 @@ import {
   type Update,
   type UpdateResult,
 } from '../../ports/store.ts';
+import { ReadCache } from '../read-cache.ts';
+
+/**
+ * How long a replica keeps an answer of a read-mostly collection: what a change message lost on
+ * the way (Redis pub/sub is at most once) could leave stale, at worst.
+ */
+const CACHE_MAX_AGE_MS = 10_000;
+
+/** What tells the other replicas that this one wrote to a read-mostly collection (adapters/redis/store-changes.ts). */
+export interface StoreChanges {
+  publish(collection: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What a StoreChanges calls when another replica wrote, or when it may have missed some. */
+export interface ChangeListener {
+  changed(collection: string): void;
+  resync(): void;
+}
+
+/** A replica's answers for one read-mostly collection. */
+class ReplicaCache {
+  readonly answers = new ReadCache(1_000, CACHE_MAX_AGE_MS);
+  /** Bumped by every write to the collection, here or elsewhere: an answer read across a bump is not kept. */
+  generation = 0;
+
+  invalidate(): void {
+    this.generation++;
+    this.answers.clear();
+  }
+}
 
 export class MongoStore implements DocumentStore {
   readonly #client: MongoClient;
   readonly #db: Db;
+  readonly #caches = new Map<string, ReplicaCache>();
+  #changes: StoreChanges | undefined;
 
   private constructor(client: MongoClient, db: Db) {
     this.#client = client;
     this.#db = db;
   }
 
-  /** Connects to `url`; the database is the one the URL names, else `mailroom`. */
-  static async connect(url: string): Promise<MongoStore> {
+  /**
+   * Connects to `url`; the database is the one the URL names, else `mailroom`. With `changes`
+   * (the replicas' channel), collections declared read-mostly are cached; without, none is.
+   */
+  static async connect(url: string, options: { changes?: (listener: ChangeListener) => Promise<StoreChanges> } = {}): Promise<MongoStore> {
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 10_000 });
     await client.connect();
-    return new MongoStore(client, client.db());
+    const store = new MongoStore(client, client.db());
+    store.#changes = await options.changes?.({
+      changed: (collection) => store.#caches.get(collection)?.invalidate(),
+      resync: () => {
+        for (const cache of store.#caches.values()) cache.invalidate();
+      },
+    });
+    return store;
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
-    return new MongoCollection<T>(this.#db.collection(name) as unknown as DriverCollection<T>);
+    const cache = this.#caches.get(name);
+    const changes = this.#changes;
+    return new MongoCollection<T>(this.#db.collection(name) as unknown as DriverCollection<T>, cache && changes && { cache, changes });
   }
 
   /**
@@ -40,8 +85,15 @@ export class MongoStore implements DocumentStore {
    * but FerretDB 1.24 drops the connection on it, and on two clients creating one at once; so
    * look first, and after a failure look again (another replica may have created it meanwhile).
    */
-  /** Not cached yet: replicas would have to tell each other of every write (issue #11). */
-  cacheReads(): void {}
+  /**
+   * Answers `find` and `findOne` on `collection` from this replica's memory. Every write to it
+   * through this store clears them here and tells the other replicas, which clear theirs; an
+   * answer is kept 10 s at most. So a key rotated on one replica is refused on every other one as
+   * soon as the message arrives (a millisecond on one machine).
+   */
+  cacheReads(collection: string): void {
+    if (this.#changes && !this.#caches.has(collection)) this.#caches.set(collection, new ReplicaCache());
+  }
 
   async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -64,6 +116,7 @@ export class MongoStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
+    await this.#changes?.close();
     await this.#client.close();
   }
 }
@@ -108,9 +161,12 @@ const findOptions = (options: FindOptions = {}) => ({
 
 class MongoCollection<T extends Doc> implements Collection<T> {
   readonly #c: DriverCollection<T>;
+  /** For a read-mostly collection: this replica's answers, and the channel to the others. */
+  readonly #cached: { cache: ReplicaCache; changes: StoreChanges } | undefined;
 
-  constructor(collection: DriverCollection<T>) {
+  constructor(collection: DriverCollection<T>, cached?: { cache: ReplicaCache; changes: StoreChanges }) {
     this.#c = collection;
+    this.#cached = cached;
   }
 
   get #name() {
@@ -118,20 +174,46 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async insertOne(doc: T): Promise<void> {
-    await mapDuplicate(this.#name, () => this.#c.insertOne(doc as never));
+    await this.#write(() => mapDuplicate(this.#name, () => this.#c.insertOne(doc as never)));
   }
 
   async insertMany(docs: T[]): Promise<void> {
     if (docs.length === 0) return;
-    await mapDuplicate(this.#name, () => this.#c.insertMany(docs as never[], { ordered: true }));
+    await this.#write(() => mapDuplicate(this.#name, () => this.#c.insertMany(docs as never[], { ordered: true })));
   }
 
   async findOne(filter: Filter, options?: FindOptions): Promise<T | null> {
+    if (this.#cached) return (await this.find(filter, { ...options, limit: 1 }))[0] ?? null;
     return (await this.#c.findOne(filter as never, findOptions(options))) as T | null;
   }
 
   async find(filter: Filter, options?: FindOptions): Promise<T[]> {
-    return (await this.#c.find(filter as never, findOptions(options)).toArray()) as T[];
+    const cache = this.#cached?.cache;
+    const key = cache && ReadCache.key(filter, options ?? {});
+    const hit = key === undefined ? undefined : cache!.answers.get<T>(key);
+    if (hit) return hit;
+    const generation = cache?.generation;
+    const docs = (await this.#c.find(filter as never, findOptions(options)).toArray()) as T[];
+    // Not kept if a write (here or on another replica) came while it was read: it may predate it.
+    if (key !== undefined && cache!.generation === generation) cache!.answers.set(key, docs);
+    return docs;
+  }
+
+  /**
+   * A write; to a read-mostly collection, with this replica's answers cleared before it (no read
+   * that starts now is kept) and after it (none read while it ran either), and the others told.
+   */
+  async #write<R>(work: () => Promise<R>): Promise<R> {
+    const cached = this.#cached;
+    if (!cached) return work();
+    cached.cache.invalidate();
+    try {
+      return await work();
+    } finally {
+      cached.cache.invalidate();
+      // Should Redis be away, the other replicas' answers expire on their own.
+      await cached.changes.publish(this.#name).catch(() => undefined);
+    }
   }
 
   countDocuments(filter: Filter): Promise<number> {
@@ -139,17 +221,17 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async replaceOne(filter: Filter, doc: T, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
-    const r = await mapDuplicate(this.#name, () => this.#c.replaceOne(filter as never, doc as never, { upsert: options.upsert ?? false }));
+    const r = await this.#write(() => mapDuplicate(this.#name, () => this.#c.replaceOne(filter as never, doc as never, { upsert: options.upsert ?? false })));
     return result(r);
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
-    const r = await mapDuplicate(this.#name, () => this.#c.updateOne(filter as never, update as never, { upsert: options.upsert ?? false }));
+    const r = await this.#write(() => mapDuplicate(this.#name, () => this.#c.updateOne(filter as never, update as never, { upsert: options.upsert ?? false })));
     return result(r);
   }
 
   async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
-    return result(await mapDuplicate(this.#name, () => this.#c.updateMany(filter as never, update as never)));
+    return result(await this.#write(() => mapDuplicate(this.#name, () => this.#c.updateMany(filter as never, update as never))));
   }
 
   async findOneAndUpdate(
@@ -157,21 +239,23 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     update: Update,
     options: { upsert?: boolean; returnDocument?: 'before' | 'after' } = {},
   ): Promise<T | null> {
-    return (await mapDuplicate(this.#name, () =>
-      this.#c.findOneAndUpdate(filter as never, update as never, {
-        upsert: options.upsert ?? false,
-        returnDocument: options.returnDocument ?? 'after',
-        includeResultMetadata: false,
-      }),
+    return (await this.#write(() =>
+      mapDuplicate(this.#name, () =>
+        this.#c.findOneAndUpdate(filter as never, update as never, {
+          upsert: options.upsert ?? false,
+          returnDocument: options.returnDocument ?? 'after',
+          includeResultMetadata: false,
+        }),
+      ),
     )) as T | null;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
-    return (await this.#c.deleteOne(filter as never)).deletedCount;
+    return (await this.#write(() => this.#c.deleteOne(filter as never))).deletedCount;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    return (await this.#c.deleteMany(filter as never)).deletedCount;
+    return (await this.#write(() => this.#c.deleteMany(filter as never))).deletedCount;
   }
 
   async aggregate<R = Doc>(pipeline: Record<string, unknown>[]): Promise<R[]> {

@@ -35,7 +35,7 @@ import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
 import { SqlParams, compileSql, fieldSql, registerRegex, isIndexValue, jsonPathLiteral, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
-import { ReadCache } from './read-cache.ts';
+import { ReadCache } from '../read-cache.ts';
 import { ScanPool } from './scan-pool.ts';
 import { applyUpdate, buildUpsert, isPlainObject, plainPathParts, toStored, type Stored } from './update.ts';
 

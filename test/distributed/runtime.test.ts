@@ -119,4 +119,19 @@ describe('two api replicas', () => {
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
   });
+
+  it('refuse a key rotated on the other replica at once, though each caches the key lookup', async () => {
+    const [one, two] = stack.apiUrls.map((url) => new ApiClient(url));
+    const login = await one.post('/auth/login', { email: 'ops@example.com', password: 'correct horse battery' });
+    const token = login.body.data.token as string;
+    const project = await one.post('/projects', { name: 'Rotated' }, { auth: token });
+    const old = project.body.data.secretKey as string;
+    expect((await two.get('/contacts', { auth: old })).status).toBe(200); // replica two now knows the key
+
+    const rotated = await one.post(`/projects/${project.body.data.id}/keys/rotate`, undefined, { auth: token });
+    expect(rotated.status).toBe(200);
+    const refused = await two.get('/contacts', { auth: old });
+    expect(refused.status).toBe(401);
+    expect((await two.get('/contacts', { auth: rotated.body.data.secretKey })).status).toBe(200);
+  });
 });
