@@ -27,10 +27,12 @@ export interface EventMessage {
 export const events = (store: DocumentStore) => store.collection<EventDoc>('events');
 
 export async function ensureEventIndexes(store: DocumentStore): Promise<void> {
+  // Lists are newest first by the event's time (ids of system events such as segment
+  // membership are not in time order), so each index ends with it (and the store adds `_id`).
   await store.ensureIndexes('events', [
-    { keys: { projectId: 1 } },
-    { keys: { projectId: 1, name: 1 } },
-    { keys: { projectId: 1, contactId: 1 } },
+    { keys: { projectId: 1, createdAt: 1 } },
+    { keys: { projectId: 1, name: 1, createdAt: 1 } },
+    { keys: { projectId: 1, contactId: 1, createdAt: 1 } },
   ]);
 }
 

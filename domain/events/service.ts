@@ -45,16 +45,19 @@ export async function track(p: Platform, projectId: string, input: TrackInput, a
   }
 }
 
+/** The spec's "newest first": by the event's time, ties by id. */
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+
 export async function listEvents(p: Platform, projectId: string, query: { name?: string; limit: number }) {
   const filter: Filter = { projectId };
   if (query.name !== undefined) filter.name = query.name;
-  const docs = await events(p.store).find(filter, { sort: { _id: -1 }, limit: query.limit });
+  const docs = await events(p.store).find(filter, { sort: NEWEST_FIRST, limit: query.limit });
   return docs.map(eventView);
 }
 
 export async function contactEvents(p: Platform, projectId: string, contactId: string, limit: number) {
   await getContactDoc(p, projectId, contactId);
-  const docs = await events(p.store).find({ projectId, contactId }, { sort: { _id: -1 }, limit });
+  const docs = await events(p.store).find({ projectId, contactId }, { sort: NEWEST_FIRST, limit });
   return docs.map(eventView);
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { type ApiClient, type EventRecord, sleep } from '../harness/client.ts';
-import { startInstance, type Instance } from '../harness/instance.ts';
+import { type ApiClient, type EventRecord, eventually, sleep } from '../harness/client.ts';
+import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 // The events endpoints as a dashboard sees them: listings, names, stats, one contact's history,
 // deleting a custom event name; always within the project of the key.
@@ -128,9 +128,32 @@ describe('events endpoints', () => {
       expect(byDefault).toEqual(max.slice(0, 50));
       expect(new Set(max.map((e) => e.id)).size).toBe(100);
       for (const e of max) expect(ids).toContain(e.id);
-      // Newest first: the ten left out are the oldest ones.
-      const all = [...ids].sort();
-      expect(max.map((e) => e.id)).toEqual(all.slice(10).reverse());
+      // Newest first (by time, ties by id): the ten left out are the oldest ones.
+      const contacts = [...new Set(max.map((e) => e.contactId))];
+      const all = (await Promise.all(contacts.map(async (id) => (await bulk.api.get(`/events/contact/${id}?limit=100`)).body.data as EventRecord[]))).flat();
+      expect(all).toHaveLength(110);
+      const newestFirst = (a: EventRecord, b: EventRecord) => b.createdAt.localeCompare(a.createdAt) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0);
+      expect(max.map((e) => e.id)).toEqual(all.sort(newestFirst).slice(0, 100).map((e) => e.id));
+    });
+
+    it('orders by the event’s time, not by its id: a membership event’s id is older than its time', async () => {
+      const ordered = await newProject(instance, 'Events order');
+      // A segment entry event's id starts with the segment's id, made before the events below.
+      const segment = await ordered.api.post('/segments', {
+        name: 'Pro',
+        trackMembership: true,
+        condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] },
+      });
+      expect(segment.status, JSON.stringify(segment.body)).toBe(201);
+      const who = email('order');
+      const first = await track(ordered.api, who, 'first');
+      await sleep(5);
+      expect((await ordered.api.patch(`/contacts/${first.contact}`, { data: { plan: 'pro' } })).status).toBe(200);
+      const entry = await eventually(async () => (await list(ordered.api)).find((e) => e.name === 'segment.pro.entry'), byMode({ embedded: 10_000, distributed: 30_000 }), 'the entry event');
+      expect(entry.id < first.event).toBe(true); // by id it would come after `first`
+      for (const events of [await list(ordered.api), (await ordered.api.get(`/events/contact/${first.contact}`)).body.data as EventRecord[]]) {
+        expect(events.map((e) => e.name)).toEqual(['segment.pro.entry', 'first']);
+      }
     });
 
     it.each(['101', '0', '-1', '2.5', 'ten', ''])('refuses limit=%s with a 422', async (limit) => {
