@@ -15,8 +15,6 @@ export interface MongoServer {
   url: string;
   /** CPU seconds of FerretDB and of PostgreSQL with its backends. */
   cpuSeconds(): number;
-  /** Their pids (for memory readings). */
-  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -33,7 +31,6 @@ export async function startMongoServer(database: string): Promise<MongoServer> {
   return {
     url: `mongodb://127.0.0.1:${port}/${database}`,
     cpuSeconds: () => processCpuSeconds(ferret.pid!) + treeCpuSeconds(postgres.pid!),
-    pids: [ferret.pid!, postgres.pid!],
     async stop() {
       await stopChild(ferret);
       await stopChild(postgres);

@@ -22,6 +22,9 @@ import { ReadCache } from '../read-cache.ts';
  */
 const CACHE_MAX_AGE_MS = 10_000;
 
+/** How long a write to a read-mostly collection waits for Redis to take its change message. */
+const PUBLISH_WAIT_MS = 1_000;
+
 /** What tells the other replicas that this one wrote to a read-mostly collection (adapters/redis/store-changes.ts). */
 export interface StoreChanges {
   publish(collection: string): Promise<void>;
@@ -211,8 +214,10 @@ class MongoCollection<T extends Doc> implements Collection<T> {
       return await work();
     } finally {
       cached.cache.invalidate();
-      // Should Redis be away, the other replicas' answers expire on their own.
-      await cached.changes.publish(this.#name).catch(() => undefined);
+      // Waited for (so that the others hear of it before the caller answers), but not for long:
+      // should Redis be away, the others' answers expire on their own.
+      const published = cached.changes.publish(this.#name).catch(() => undefined);
+      await Promise.race([published, new Promise((resolve) => setTimeout(resolve, PUBLISH_WAIT_MS).unref())]);
     }
   }
 

@@ -38,6 +38,9 @@ export class ScanPool {
     const workers = this.#workers ?? [];
     this.#workers = undefined;
     await Promise.all(workers.map((worker) => worker.terminate()));
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(new Error('the store is closed'));
   }
 
   #start(): Worker[] {
