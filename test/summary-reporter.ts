@@ -17,8 +17,10 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') failedHere++;
         else skipped++;
       }
-      // A file that failed without a failed test (an import error, a failing beforeAll that
-      // left its tests skipped) is one failure, never a quiet skip.
+      // A hook that failed (a beforeAll that left its tests skipped, an afterAll) is a failure of
+      // its own, whatever else failed in the file; a file that failed with nothing counted (an
+      // import error) is one failure. Never a quiet skip.
+      failedHere += [module, ...module.children.allSuites()].filter((suite) => suite.errors().length > 0).length;
       failed += module.state() === 'failed' ? Math.max(failedHere, 1) : failedHere;
     }
     console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
