@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { untilIdle } from '../harness/crash.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
 
 let n = 0;
@@ -174,7 +175,7 @@ describe('campaigns', () => {
       const done = await waitForStatus(s, id, 'SENT');
       expect(done.recipientCount).toBe(expected.length);
       await eventually(async () => (recipientsOf(instance, subject).length >= expected.length ? true : undefined), 20_000, subject);
-      await sleep(300);
+      await untilIdle(instance, () => recipientsOf(instance, subject).length, QUIET_MS, 30_000, `${subject}: nothing more`);
       expect(recipientsOf(instance, subject)).toEqual(expected);
     }
     const personal = instance.smtp.messages.find((m) => m.parsed.subject === started[0][1] && m.rcptTo.includes(email('pro1')))!;
@@ -209,7 +210,7 @@ describe('campaigns', () => {
     await instance.smtp.waitFor((m) => m.parsed.subject === subject, byMode({ embedded: 20_000, distributed: 60_000 }));
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(soon));
     await waitForStatus(s, c.id, 'SENT');
-    await sleep(1_000);
+    await untilIdle(instance, () => recipientsOf(instance, subject).length, QUIET_MS, 30_000, `${subject}: nothing more`);
     expect(recipientsOf(instance, subject)).toEqual([to]);
     expect(recipientsOf(instance, dropped)).toEqual([]);
     expect((await s.project.api.get(`/campaigns/${d.id}`)).body.data.status).toBe('CANCELLED');
@@ -295,7 +296,7 @@ describe('cancelling a campaign while it sends', () => {
       if (now !== settled) [settled, since] = [now, Date.now()];
       return Date.now() - since >= 2_000 ? true : undefined;
     }, 30_000, 'the sends in flight to finish');
-    await sleep(2_000);
+    await sleep(2 * QUIET_MS);
     const got = recipientsOf(instance, subject);
     expect(got.length).toBe(settled);
     expect(new Set(got).size).toBe(got.length); // nobody twice
@@ -310,7 +311,7 @@ describe('cancelling a campaign while it sends', () => {
     const stats = (await s.project.api.get(`/campaigns/${c.id}/stats`)).body.data;
     expect(stats).toEqual({ delivered: got.length, opens: 0, clicks: 0, bounces: 0, complaints: 0 });
     // It stays cancelled: no wake-up sends the rest later.
-    await sleep(2_000);
+    await sleep(2 * QUIET_MS);
     expect(recipientsOf(instance, subject).length).toBe(got.length);
     expect((await s.project.api.get(`/campaigns/${c.id}`)).body.data.status).toBe('CANCELLED');
   }, 120_000);

@@ -8,7 +8,7 @@ import { signToken } from '../../domain/mail/links.ts';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually, type EventRecord, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
-import { startInstance, type Instance } from '../harness/instance.ts';
+import { QUIET_MS, startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
 
 const LINK_SECRET = 'public-pages-test-secret-0123456789';
@@ -67,7 +67,7 @@ async function eventsNamed(contactId: string, name: string, api = project.api): 
 /** Waits until the contact has `count` events of `name`, then checks for a while that no more come. */
 async function expectEvents(contactId: string, name: string, count: number): Promise<EventRecord[]> {
   await eventually(async () => ((await eventsNamed(contactId, name)).length >= count ? true : undefined), 20_000, `${count} × ${name}`);
-  await sleep(500);
+  await sleep(QUIET_MS);
   const found = await eventsNamed(contactId, name);
   expect(found).toHaveLength(count);
   return found;
@@ -162,7 +162,7 @@ describe('open pixel', () => {
     await expectEvents(contactId, 'email.open', 1);
     // A mail client fetching the image twice at once is one open.
     expectGif(await visit(pixel));
-    await sleep(300);
+    await sleep(QUIET_MS);
     expect(await eventsNamed(contactId, 'email.open')).toHaveLength(1);
   });
 
@@ -171,7 +171,7 @@ describe('open pixel', () => {
     const res = await visit(pixelPath(mail), { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/gif');
-    await sleep(500);
+    await sleep(QUIET_MS);
     expect(await eventsNamed(contactId, 'email.open')).toHaveLength(0);
   });
 });

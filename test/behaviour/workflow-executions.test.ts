@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually, sleep } from '../harness/client.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { buildWorkflow, executionOf, executions, statusIs, track, unique, WAIT_MS } from '../harness/workflows.ts';
 
 const email = (tag: string) => `${unique(tag)}@people.example`;
@@ -29,7 +29,7 @@ describe('workflow executions', () => {
     const [first] = await Promise.all(Array.from({ length: 5 }, () => track(project, address, event)));
     await executionOf(project, wf.id, first.contact, statusIs('COMPLETED'));
     await track(project, address, event);
-    await sleep(1_000);
+    await sleep(QUIET_MS);
     expect(await executions(project, wf.id)).toHaveLength(1);
   });
 
@@ -51,7 +51,7 @@ describe('workflow executions', () => {
     const wf = await buildWorkflow(project, { eventName: event, enabled: false, allowReentry: true, steps: [delayOf(2), tag({ finished: true })] });
     const address = email('toggle');
     const { contact } = await track(project, address, event);
-    await sleep(700);
+    await sleep(QUIET_MS);
     expect(await executions(project, wf.id)).toHaveLength(0);
     expect((await project.api.patch(`/workflows/${wf.id}`, { enabled: true })).status).toBe(200);
     await track(project, address, event);

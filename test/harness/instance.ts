@@ -54,6 +54,13 @@ export const TEST_MODE = process.env.MAILROOM_TEST_MODE === 'distributed' ? 'dis
  */
 export const byMode = <T>(values: { embedded: T; distributed: T }): T => values[TEST_MODE];
 
+/**
+ * How long a "nothing more arrives" check watches once the system looks idle, by mode: a
+ * distributed hop (sidecar, pub/sub, a second process) takes longer than an embedded one, so a
+ * fixed short wait there could pass before a wrong second delivery had time to show.
+ */
+export const QUIET_MS = byMode({ embedded: 1_000, distributed: 3_000 });
+
 export interface InstanceOptions {
   env?: Record<string, string>;
   /**
