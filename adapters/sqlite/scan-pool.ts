@@ -46,7 +46,8 @@ export class ScanPool {
   #start(): Worker[] {
     if (this.#workers) return this.#workers;
     this.#workers = Array.from({ length: this.size }, () => {
-      const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), { workerData: { file: this.#file } });
+      // No inherited preloads or profiler flags (Node's own type stripping loads the worker).
+      const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), { workerData: { file: this.#file }, execArgv: [] });
       worker.unref();
       worker.on('message', ({ id, row, error }: { id: number; row?: unknown; error?: string }) => {
         const pending = this.#pending.get(id);

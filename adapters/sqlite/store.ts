@@ -503,7 +503,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     if (!decided) terms.push(`(${compiled.expr}) IS NOT 0`);
     const where = terms.length ? `WHERE ${terms.join(' AND ')}` : '';
     const order = orderBy(options.sort, table.indexed);
-    const arrays = arrayOnSortPath(options.sort);
+    const arrays = arrayOnSortPath(options.sort, table.indexed);
     if (order === undefined || (arrays && this.#db.statement(`SELECT 1 FROM ${table.sql} ${where ? `${where} AND` : 'WHERE'} (${arrays}) LIMIT 1`).get(...params.values))) {
       // A path SQL cannot name, or an array on a sort path (MongoDB sorts an array by its
       // elements, which SQLite's order cannot say): mingo sorts every match.
@@ -738,9 +738,13 @@ function sqlScalar(value: SqlValue, type: string): unknown {
   return value;
 }
 
-/** SQL true when a document holds an array on (or on the way to) a sort field other than `_id`. */
-function arrayOnSortPath(sort: FindOptions['sort']): string | undefined {
-  const tests = Object.keys(sort ?? {}).flatMap((field) => (field === '_id' ? [] : arrayTests(field)));
+/**
+ * SQL true when a document holds an array on (or on the way to) a sort field other than `_id` and
+ * the top-level indexed fields, which never hold one (checkIndexedFields). Without that exception
+ * a page of events sorted by `createdAt` looked at every event of the project first.
+ */
+function arrayOnSortPath(sort: FindOptions['sort'], indexed: ReadonlyMap<string, string>): string | undefined {
+  const tests = Object.keys(sort ?? {}).flatMap((field) => (field === '_id' || indexed.has(field) ? [] : arrayTests(field)));
   return tests.length ? `arrays AND (${tests.join(' OR ')})` : undefined;
 }
 
