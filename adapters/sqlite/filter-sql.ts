@@ -37,6 +37,8 @@ export interface CompiledSql {
   expr: string;
   /** Index-usable terms (each a boolean SQL term), to be ANDed with `expr`. */
   index: string[];
+  /** How many parameters the index terms use: the first ones (they are compiled before `expr`). */
+  indexParams: number;
 }
 
 const UNDECIDED = 'NULL';
@@ -64,14 +66,15 @@ export function isIndexValue(value: unknown): value is string | number {
  */
 export function compileSql(filter: Filter, indexed: ReadonlyMap<string, string>, params: SqlParams): CompiledSql {
   const { terms, exact } = indexTerms(filter, indexed, params);
+  const indexParams = params.values.length;
   // What an index term answers exactly needs no second test in the expression.
   const rest = exact.size ? Object.fromEntries(Object.entries(filter).filter(([key]) => !exact.has(key))) : filter;
   const full = compileObject(rest, params, false, indexed);
-  if (full === '1' || full === UNDECIDED) return { index: terms, expr: full };
+  if (full === '1' || full === UNDECIDED) return { index: terms, indexParams, expr: full };
   // Most documents hold no array at all (`arrays` = 0, see store.ts): for them a simpler form,
   // which SQLite evaluates in about half the time, gives the same answer.
   const plain = compileObject(rest, params, true, indexed);
-  return { index: terms, expr: `(CASE WHEN arrays THEN ${full} ELSE ${plain} END)` };
+  return { index: terms, indexParams, expr: `(CASE WHEN arrays THEN ${full} ELSE ${plain} END)` };
 }
 
 /**

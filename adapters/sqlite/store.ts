@@ -33,7 +33,7 @@ import {
 } from '../../ports/store.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
-import { SqlParams, compileSql, fieldSql, registerRegex, isIndexValue, jsonPathLiteral, type SqlValue } from './filter-sql.ts';
+import { SqlParams, compileSql, fieldSql, registerRegex, isIndexValue, jsonPathLiteral, type CompiledSql, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
 import { ReadCache } from '../read-cache.ts';
 import { ScanPool } from './scan-pool.ts';
@@ -306,11 +306,11 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     // which only documents holding arrays can give, are fetched by a second pass for mingo.
     // As text: past 2^53 a number would lose the low part.
     const sum = `SELECT CAST(ifnull(sum(ifnull((${compiled.expr}) <> 0, ${UNDECIDED_WEIGHT})), 0) AS TEXT) AS total FROM ${table.sql}`;
-    const total = (await this.#scanned(table, sum, compiled.index, params)) ?? (this.#db.statement(`${sum} ${where}`).get(...params.values) as { total: string }).total;
+    const total = (await this.#scanned(table, sum, where, compiled, params)) ?? (this.#db.statement(`${sum} ${where}`).get(...params.values) as { total: string }).total;
     const sure = Number(BigInt(total) % UNDECIDED_WEIGHT);
     if (BigInt(total) < UNDECIDED_WEIGHT) return sure;
     const undecided = (
-      this.#db.statement(`SELECT id FROM ${table.sql} ${where ? `${where} AND` : 'WHERE'} (${compiled.expr}) IS NULL`).all(...params.values) as { id: string }[]
+      this.#db.statement(`SELECT id FROM ${table.sql} ${whereAnd(where, `(${compiled.expr}) IS NULL`)}`).all(...params.values) as { id: string }[]
     ).map((row) => row.id);
     const test = matcher(filter);
     let count = sure;
@@ -319,16 +319,17 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   /**
-   * `sum` (a statement yielding `total`, without its WHERE) over the rows of `terms` on the scan
-   * workers, each summing a rowid range, when there are enough rows to be worth it (and this
-   * connection's writes can be made visible to them); undefined when it should run here.
+   * `sum` (a statement yielding `total`, without its WHERE) over the rows `where` (the filter's
+   * index terms) selects, on the scan workers, each summing a rowid range, when there are enough
+   * rows to be worth it (and this connection's writes can be made visible to them); undefined
+   * when it should run here.
    */
-  async #scanned(table: Table, sum: string, terms: string[], params: SqlParams): Promise<string | undefined> {
+  async #scanned(table: Table, sum: string, where: string, compiled: CompiledSql, params: SqlParams): Promise<string | undefined> {
     const { pool, from } = this.#scans;
     const span = this.#db.statement(`SELECT min(rowid) AS lo, max(rowid) AS hi FROM ${table.sql}`).get() as { lo: number | null; hi: number | null };
     if (span.lo === null || span.hi === null || span.hi - span.lo + 1 < from) return undefined;
-    const where = terms.length ? `WHERE ${terms.join(' AND ')}` : '';
-    if (where && from > 0 && (this.#db.statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table.sql} ${where} LIMIT ${from})`).get(...boundIn(where, params)) as { n: number }).n < from) {
+    const indexParams = params.values.slice(0, compiled.indexParams);
+    if (where && from > 0 && (this.#db.statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table.sql} ${where} LIMIT ${from})`).get(...indexParams) as { n: number }).n < from) {
       return undefined;
     }
     const committed = this.#db.committedForReaders();
@@ -337,7 +338,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     // (a page next to its total) runs here while the workers count.
     if (committed !== true) await committed.catch(() => undefined); // a failed commit was rolled back: what they see is what there is
     const n = params.values.length;
-    const ranged = `${sum} ${where ? `${where} AND` : 'WHERE'} rowid BETWEEN ?${n + 1} AND ?${n + 2}`;
+    const ranged = `${sum} ${whereAnd(where, `rowid BETWEEN ?${n + 1} AND ?${n + 2}`)}`;
     const size = pool.size;
     const step = Math.ceil((span.hi - span.lo + 1) / size);
     const parts = Array.from({ length: size }, (_, i) => [span.lo! + i * step, Math.min(span.hi!, span.lo! + (i + 1) * step - 1)]);
@@ -504,7 +505,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const where = terms.length ? `WHERE ${terms.join(' AND ')}` : '';
     const order = orderBy(options.sort, table.indexed);
     const arrays = arrayOnSortPath(options.sort, table.indexed);
-    if (order === undefined || (arrays && this.#db.statement(`SELECT 1 FROM ${table.sql} ${where ? `${where} AND` : 'WHERE'} (${arrays}) LIMIT 1`).get(...params.values))) {
+    if (order === undefined || (arrays && this.#db.statement(`SELECT 1 FROM ${table.sql} ${whereAnd(where, `(${arrays})`)} LIMIT 1`).get(...params.values))) {
       // A path SQL cannot name, or an array on a sort path (MongoDB sorts an array by its
       // elements, which SQLite's order cannot say): mingo sorts every match.
       const sorted = mingoAggregate([...this.#matches(table, filter, {})], [{ $sort: options.sort }]) as Doc[];
@@ -814,12 +815,8 @@ function checkIndexedFields(table: Table, doc: Doc): void {
   }
 }
 
-/** The parameters a statement made of part of a filter's SQL names: SQLite refuses more. */
-function boundIn(sql: string, params: SqlParams): SqlValue[] {
-  let last = 0;
-  for (const [, n] of sql.matchAll(/\?(\d+)/g)) last = Math.max(last, Number(n));
-  return params.values.slice(0, last);
-}
+/** `where` (a WHERE clause, or nothing) with one more term ANDed to it. */
+const whereAnd = (where: string, term: string): string => (where ? `${where} AND ${term}` : `WHERE ${term}`);
 
 /** Names the column of an indexed path: `"$projectId"`, `"$profile.city"`. */
 const COLUMN_PREFIX = '$';
