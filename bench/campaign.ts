@@ -52,7 +52,7 @@ import { MongoStore } from '../adapters/mongo/store.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -72,10 +72,8 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
-const modes = args.modes!.split(',').map((mode) => mode.trim());
-if (!modes.length || !modes.every((mode) => mode === 'embedded' || mode === 'distributed')) throw new Error('--modes is a list of embedded, distributed');
 const options = {
-  modes: modes as ('embedded' | 'distributed')[],
+  modes: modesOption(args.modes!),
   recipients: wholeOption('recipients', args.recipients, 1),
   yardstickEmails: wholeOption('yardstick-emails', args['yardstick-emails'], 1),
   warmup: wholeOption('warmup', args.warmup, 1),

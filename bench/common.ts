@@ -257,6 +257,17 @@ export function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq + (steal ?? 0)) / CLK_TCK;
 }
 
+/**
+ * Readers of a server's CPU seconds and memory: the process's own, or (`whole`) summed over every
+ * process it started (`npm run start:distributed` and its stack).
+ */
+export function usageOf(pid: number, whole: boolean): { cpu(): number; memory(): { peakMiB: number; rssMiB: number } } {
+  return {
+    cpu: () => (whole ? treeCpuSeconds(pid) : processCpuSeconds(pid)),
+    memory: () => (whole ? treeMemoryOf(pid) : memoryOf(pid)),
+  };
+}
+
 /** memoryOf summed over a process tree (each process's own peak: the sum bounds the tree's peak from above). */
 export function treeMemoryOf(root: number): { peakMiB: number; rssMiB: number } {
   let peakMiB = 0;
@@ -349,6 +360,13 @@ export function wholeOption(name: string, raw: string | undefined, min: number):
   const n = Number(raw);
   if (raw === undefined || raw.trim() === '' || !Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
   return n;
+}
+
+/** `--modes`: a comma-separated list of the platform's modes. */
+export function modesOption(raw: string): ('embedded' | 'distributed')[] {
+  const modes = raw.split(',').map((mode) => mode.trim());
+  if (!modes.every((mode) => mode === 'embedded' || mode === 'distributed')) throw new Error('--modes is a list of embedded, distributed');
+  return modes as ('embedded' | 'distributed')[];
 }
 
 export function shellQuote(arg: string): string {

@@ -10,7 +10,7 @@ import PostalMime from 'postal-mime';
 import { ApiClient } from '../test/harness/client.ts';
 import type { DnsServer } from '../test/harness/dns-server.ts';
 import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
-import { freePort, machineBusySeconds, memoryOf, monotonicUs, processCpuSeconds, sleep, startChild, tempDir, treeCpuSeconds, treeMemoryOf, type Child } from './common.ts';
+import { freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, startChild, tempDir, usageOf, type Child } from './common.ts';
 import { NO_SAMPLES, addTo, printProfileDir, readProfileWindow } from './profile.ts';
 import { recipientOf, type SinkStats } from './send-shared.ts';
 
@@ -201,14 +201,12 @@ export async function startPlatform(
     if (Date.now() > deadline) throw new Error(`the platform did not answer /health within 90 s:\n${proc.logTail()}`);
     await sleep(100);
   }
-  const whole = mongodbUrl !== undefined;
   return {
     proc,
     url,
     api: new ApiClient(url),
     dataDir,
-    cpu: () => (whole ? treeCpuSeconds(proc.pid) : processCpuSeconds(proc.pid)),
-    memory: () => (whole ? treeMemoryOf(proc.pid) : memoryOf(proc.pid)),
+    ...usageOf(proc.pid, mongodbUrl !== undefined),
   };
 }
 

@@ -36,7 +36,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { mulberry32 } from '../test/harness/prng.ts';
-import { ROOT, appendResults, currentTree, treeLabel, worktreeOf, type Tree, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, treeCpuSeconds, machineBusySeconds, memoryOf, treeMemoryOf, loadAverage, machineFacts, percentile, type Child } from './common.ts';
+import { ROOT, appendResults, currentTree, treeLabel, worktreeOf, type Tree, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, usageOf, modesOption, loadAverage, machineFacts, percentile, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
@@ -67,10 +67,8 @@ const share = (raw: string): number => {
   if (!(n > 0 && n <= 1)) throw new Error(`--new-share must be in (0, 1], got "${raw}"`);
   return n;
 };
-const modes = args.modes!.split(',').map((mode) => mode.trim());
-if (!modes.length || !modes.every((mode) => mode === 'embedded' || mode === 'distributed')) throw new Error('--modes is a list of embedded, distributed');
 const options = {
-  modes: modes as ('embedded' | 'distributed')[],
+  modes: modesOption(args.modes!),
   seconds: wholeOption('seconds', args.seconds, 1),
   connections: wholeOption('connections', args.connections, 1),
   warmup: wholeOption('warmup', args.warmup, 1),
@@ -116,8 +114,7 @@ async function startServer(name: string, tree: Tree, script: string, env: Record
   return {
     ...server,
     url,
-    cpu: () => (whole ? treeCpuSeconds(server.pid) : processCpuSeconds(server.pid)),
-    memory: () => (whole ? treeMemoryOf(server.pid) : memoryOf(server.pid)),
+    ...usageOf(server.pid, whole),
   };
 }
 

@@ -1,18 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
-import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
-import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
 import type { CampaignState } from '../../actors/campaign/behaviour.ts';
 import { queueRecipients } from '../../domain/campaigns/recipients.ts';
 import { contentOf, emailContents, emails, ensureEmailIndexes } from '../../domain/mail/outbound.ts';
-import { loadConfig } from '../../runtime/config.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { openStore } from '../harness/store.ts';
+import { embeddedPlatform, openStore } from '../harness/store.ts';
 
 let dir: string;
 let store: SqliteStore;
@@ -21,7 +16,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mailroom-content-'));
   store = await openStore(dir);
   await ensureEmailIndexes(store);
-  p = { config: loadConfig({}), store, actors: new EmbeddedActorHost(store), pubsub: new EmbeddedPubSub(store), limiter: new MemoryRateLimiter(), log: pino({ level: 'silent' }) };
+  p = embeddedPlatform(store);
 });
 afterEach(async () => {
   await store.close();

@@ -1,13 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
-import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
-import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
-import { openStore } from '../harness/store.ts';
+import { embeddedPlatform, openStore } from '../harness/store.ts';
 import { createSign, createVerify, createPublicKey } from 'node:crypto';
 import { createProject } from '../../domain/accounts/projects.ts';
 import { ensureAccountIndexes } from '../../domain/accounts/collections.ts';
@@ -15,7 +11,6 @@ import { domains, ensureDomainIndexes, type DomainDoc } from '../../domain/domai
 import { requireVerifiedSender } from '../../domain/domains/sender.ts';
 import { addDomain, removeDomain, verifyDomain } from '../../domain/domains/service.ts';
 import { AppError } from '../../domain/errors.ts';
-import { loadConfig } from '../../runtime/config.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { startDnsServer, type DnsServer } from '../harness/dns-server.ts';
 
@@ -30,14 +25,7 @@ beforeEach(async () => {
   await ensureDomainIndexes(store);
   await ensureAccountIndexes(store);
   dns = await startDnsServer();
-  p = {
-    config: loadConfig({ DNS_SERVERS: dns.address }),
-    store,
-    actors: new EmbeddedActorHost(store),
-    pubsub: new EmbeddedPubSub(store),
-    limiter: new MemoryRateLimiter(),
-    log: pino({ level: 'silent' }),
-  };
+  p = embeddedPlatform(store, { DNS_SERVERS: dns.address });
 });
 
 afterEach(async () => {
