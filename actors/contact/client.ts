@@ -1,10 +1,14 @@
+import type { ContactDoc } from '../../domain/contacts/collection.ts';
 import type { ContactData, SimpleValue } from '../../domain/contacts/schema.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { CONTACT_ACTOR, type ContactResult } from './actor.ts';
+import { CONTACT_ACTOR, knownContact, type ContactResult, type KnownContact } from './actor.ts';
 
-/** Typed calls to one ContactActor; every call is one turn of that contact. */
-export function contactActorClient(p: Platform, contactId: string): ContactActorClient {
-  return new ContactActorClient(p, contactId);
+/**
+ * Typed calls to one ContactActor; every call is one turn of that contact. `doc`: the contact's
+ * document as the caller just read it, which spares the turn reading it again (`KnownContact`).
+ */
+export function contactActorClient(p: Platform, contactId: string, doc?: ContactDoc): ContactActorClient {
+  return new ContactActorClient(p, contactId, doc && knownContact(doc));
 }
 
 // A class, not an object of arrow functions: one is made per API call, and under tsx each arrow
@@ -12,18 +16,20 @@ export function contactActorClient(p: Platform, contactId: string): ContactActor
 class ContactActorClient {
   readonly #p: Platform;
   readonly #id: string;
+  readonly #known: KnownContact | undefined;
 
-  constructor(p: Platform, contactId: string) {
+  constructor(p: Platform, contactId: string, known: KnownContact | undefined) {
     this.#p = p;
     this.#id = contactId;
+    this.#known = known;
   }
 
   upsert(input: { subscribed?: boolean; data?: ContactData }) {
-    return this.#call('upsert', input);
+    return this.#call('upsert', { ...input, known: this.#known });
   }
 
   patch(input: { email?: string; subscribed?: boolean; data?: ContactData }) {
-    return this.#call('patch', input);
+    return this.#call('patch', { ...input, known: this.#known });
   }
 
   track(input: {
@@ -33,11 +39,11 @@ class ContactActorClient {
     /** `once`: when an event with this id is recorded already, the call does nothing. */
     event?: { id: string; name: string; once?: boolean };
   }) {
-    return this.#call('track', input);
+    return this.#call('track', { ...input, known: this.#known });
   }
 
   setSubscribed(subscribed: boolean) {
-    return this.#call('setSubscribed', { subscribed });
+    return this.#call('setSubscribed', { subscribed, known: this.#known });
   }
 
   /** With an `eventId`, a repeat of the same call records nothing (for at-least-once senders). */

@@ -33,7 +33,7 @@ import {
 } from '../../ports/store.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
-import { SqlParams, compileSql, fieldSql, registerRegex, isIndexValue, jsonPathLiteral, type CompiledSql, type SqlValue } from './filter-sql.ts';
+import { SqlParams, compileSql, fieldSql, registerRegex, isIndexValue, isScalar, jsonPathLiteral, type CompiledSql, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
 import { ReadCache } from '../read-cache.ts';
 import { ScanPool } from './scan-pool.ts';
@@ -477,15 +477,31 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   /** The matching documents, sorted, skipped and limited (fresh objects each), projected to `fields`. */
   #find(table: Table, filter: Filter, options: FindOptions, fields?: string[]): Doc[] {
     const { sort, skip = 0, limit } = options;
-    // `{_id: 'x'}`, the commonest query (actor state, records by id), short of the general path.
-    const keys = Object.keys(filter);
-    if (keys.length === 1 && typeof filter._id === 'string' && !skip) {
-      const row = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id = ?`).get(filter._id) as { doc: string } | undefined;
-      return row ? [fields ? project(JSON.parse(row.doc) as Doc, fields) : (JSON.parse(row.doc) as Doc)] : [];
+    // `{_id: 'x'}`, the commonest query (actor state, records by id), short of the general path;
+    // also with equalities on top-level scalars beside it (a contact's write conditional on its
+    // `version`: the general path cost bench:track 5% of its CPU).
+    if (typeof filter._id === 'string' && !skip) {
+      const doc = this.#byIdWhereEqual(table, filter);
+      if (doc !== undefined) return doc ? [fields ? project(doc, fields) : doc] : [];
     }
     const wanted = limit ? skip + limit : undefined;
     const out = [...this.#matches(table, filter, { sort, wanted, fields })];
     return skip ? out.slice(skip) : out;
+  }
+
+  /**
+   * The document `{_id, a: 1, b: 'x', …}` names, or null when there is none; undefined when the
+   * filter is not only that, or the document holds an array or object where it names a scalar
+   * (MongoDB matches an array holding the value): the general path decides those.
+   */
+  #byIdWhereEqual(table: Table, filter: Filter): Doc | null | undefined {
+    const rest = Object.keys(filter).filter((key) => key !== '_id');
+    if (!rest.every((key) => isPlainTopLevel(key) && isScalar(filter[key]))) return undefined;
+    const row = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id = ?`).get(filter._id as string) as { doc: string } | undefined;
+    if (!row) return null;
+    const doc = JSON.parse(row.doc) as Doc;
+    if (rest.some((key) => typeof doc[key] === 'object' && doc[key] !== null)) return undefined;
+    return rest.every((key) => doc[key] === filter[key]) ? doc : null;
   }
 
   /**
@@ -910,3 +926,5 @@ function requireId(doc: { _id?: unknown }): string {
 function quote(identifier: string): string {
   return `"${identifier.replace(/"/g, '""')}"`;
 }
+
+const isPlainTopLevel = (key: string): boolean => !key.startsWith('$') && !key.includes('.');

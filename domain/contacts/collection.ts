@@ -19,6 +19,8 @@ export interface ContactDoc extends Doc {
   createdAt: string;
   updatedAt: string;
   eventStats?: Record<string, EventStat>;
+  /** Raised by every write of a turn; a turn given a copy writes only if it is unchanged. */
+  version?: number;
 }
 
 export const contacts = (store: DocumentStore) => store.collection<ContactDoc>('contacts');

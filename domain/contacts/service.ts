@@ -21,20 +21,20 @@ export async function resolveContact(
    * contact with that id and knows it created it (`created: true` again).
    */
   idIfNew: string = newId(),
-): Promise<{ id: string; created: boolean }> {
+): Promise<{ id: string; created: boolean; doc: ContactDoc }> {
   const collection = contacts(p.store);
-  const existing = await collection.findOne({ projectId, email }, { projection: { _id: 1 } });
-  if (existing) return { id: existing._id, created: existing._id === idIfNew };
+  const existing = await collection.findOne({ projectId, email });
+  if (existing) return { id: existing._id, created: existing._id === idIfNew, doc: existing };
   const at = nowIso();
-  const doc: ContactDoc = { _id: idIfNew, projectId, email, subscribed: subscribedIfNew, data: {}, createdAt: at, updatedAt: at };
+  const doc: ContactDoc = { _id: idIfNew, projectId, email, subscribed: subscribedIfNew, data: {}, createdAt: at, updatedAt: at, version: 0 };
   try {
     await collection.insertOne(doc);
-    return { id: doc._id, created: true };
+    return { id: doc._id, created: true, doc };
   } catch (err) {
     if (!(err instanceof DuplicateKeyError)) throw err;
-    const winner = await collection.findOne({ projectId, email }, { projection: { _id: 1 } });
+    const winner = await collection.findOne({ projectId, email });
     if (!winner) throw err;
-    return { id: winner._id, created: winner._id === idIfNew };
+    return { id: winner._id, created: winner._id === idIfNew, doc: winner };
   }
 }
 
@@ -46,8 +46,8 @@ export interface UpsertInput {
 
 /** POST /contacts: create (subscribed by default) or merge into the existing contact. */
 export async function upsertContact(p: Platform, projectId: string, input: UpsertInput) {
-  const { id, created } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
-  const { contact } = await contactActorClient(p, id).upsert({ subscribed: input.subscribed, data: input.data });
+  const { id, created, doc } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
+  const { contact } = await contactActorClient(p, id, doc).upsert({ subscribed: input.subscribed, data: input.data });
   if (!contact) throw notFound('Contact');
   return { contact, created };
 }
@@ -70,8 +70,8 @@ export async function patchContact(
   id: string,
   input: { email?: string; subscribed?: boolean; data?: ContactData },
 ): Promise<Contact> {
-  await getContactDoc(p, projectId, id);
-  const { contact } = await contactActorClient(p, id).patch(input);
+  const doc = await getContactDoc(p, projectId, id);
+  const { contact } = await contactActorClient(p, id, doc).patch(input);
   if (!contact) throw notFound('Contact');
   return contact;
 }

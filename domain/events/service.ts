@@ -30,9 +30,9 @@ export async function track(p: Platform, projectId: string, input: TrackInput, a
   const once = attempt.resumed ? { once: true } : {};
   // A contact deleted between lookup and turn is created afresh on the second try.
   for (let tries = 0; ; tries++) {
-    const { id } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
+    const { id, doc } = await resolveContact(p, projectId, input.email, input.subscribed ?? true);
     try {
-      await contactActorClient(p, id).track({
+      await contactActorClient(p, id, doc).track({
         subscribed: input.subscribed,
         data: persistent,
         transient,

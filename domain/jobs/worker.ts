@@ -134,8 +134,8 @@ const errorFor = (item: ImportRow | string, message: string): JobError =>
 
 async function runItem(p: Platform, job: JobDoc, item: ImportRow | string, idIfNew?: string): Promise<Outcome> {
   if (typeof item !== 'string') {
-    const { id, created } = await resolveContact(p, job.projectId, item.email, item.subscribed ?? true, idIfNew);
-    await contactActorClient(p, id).upsert({ subscribed: item.subscribed, data: item.data });
+    const { id, created, doc } = await resolveContact(p, job.projectId, item.email, item.subscribed ?? true, idIfNew);
+    await contactActorClient(p, id, doc).upsert({ subscribed: item.subscribed, data: item.data });
     return created ? 'created' : 'updated';
   }
   // By _id alone, then the project: FerretDB uses its primary key only for a bare _id filter.

@@ -35,9 +35,9 @@ export async function send(p: Platform, projectId: string, input: SendInput, att
   const createdAt = nowIso();
   const batch: EmailDoc[] = [];
   for (const [index, recipient] of recipients(input.to).entries()) {
-    const { id } = await resolveContact(p, projectId, recipient.email, input.subscribed ?? false);
+    const { id, doc } = await resolveContact(p, projectId, recipient.email, input.subscribed ?? false);
     // Persistent data lands on the contact; `subscribed` only ever applied to a new contact.
-    const { contact } = await contactActorClient(p, id).upsert({ data: persistent });
+    const { contact } = await contactActorClient(p, id, doc).upsert({ data: persistent });
     const deliver = kind !== 'marketing' || contact!.subscribed;
     batch.push({
       _id: derivedId('send', attempt.seed, String(index)),

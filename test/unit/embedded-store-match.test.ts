@@ -187,6 +187,23 @@ describe('the embedded store with compiled filters', () => {
     }
   });
 
+  it('finds by id with equalities beside it exactly as mingo does, arrays, objects and missing fields included', async () => {
+    const rnd = mulberry32(11);
+    const docs = Array.from({ length: 60 }, (_, i) => randomDoc(rnd, i));
+    const c = store.collection('c');
+    await c.insertMany(docs.map((d) => structuredClone(d)));
+    for (const doc of docs) {
+      for (const operand of [...OPERANDS, 6]) {
+        for (const filter of [{ _id: doc._id, a: operand }, { _id: doc._id, a: operand, c: doc.c ?? 1 }]) {
+          const expected = new Query(filter as Filter).test(doc) ? [doc._id] : [];
+          expect((await c.find(filter as Filter)).map((d) => d._id), JSON.stringify(filter)).toEqual(expected);
+          const updated = await c.updateOne(filter as Filter, { $set: { touched: true } });
+          expect(updated.matched, JSON.stringify(filter)).toBe(expected.length);
+        }
+      }
+    }
+  });
+
   it("answers the total next to a page from the page's own scan, and never a stale one after a write", async () => {
     const c = store.collection('c');
     await store.ensureIndexes('c', [{ keys: { projectId: 1 } }]);

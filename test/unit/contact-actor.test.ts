@@ -1,0 +1,75 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { contactActor } from '../../actors/contact/actor.ts';
+import { contactActorClient } from '../../actors/contact/client.ts';
+import { contacts } from '../../domain/contacts/collection.ts';
+import { resolveContact } from '../../domain/contacts/service.ts';
+import { events } from '../../domain/events/collection.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { embeddedPlatform, openStore } from '../harness/store.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function platform(): Promise<Platform> {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
+  const store = await openStore(dir);
+  const p = embeddedPlatform(store);
+  p.actors.register(contactActor(p));
+  await p.actors.start();
+  cleanups.push(async () => {
+    await p.actors.stop();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return p;
+}
+
+// A caller hands the turn the document it just read, so the turn need not read it again. Between
+// that read and the turn another turn may change the contact: the copy is then stale, and a turn
+// that wrote from it would undo the other turn's change.
+it('a turn given a copy that another turn made stale decides again on the stored contact', async () => {
+  const p = await platform();
+  const { id, doc: copy } = await resolveContact(p, 'p1', 'ada@example.com', true);
+
+  await contactActorClient(p, id, copy).upsert({ data: { plan: 'pro' } });
+  await contactActorClient(p, id).setSubscribed(false);
+  const { contact } = await contactActorClient(p, id, copy).track({ data: { seats: 3 }, event: { id: 'e1', name: 'signed-in' } });
+
+  expect(contact).toMatchObject({ subscribed: false, data: { plan: 'pro', seats: 3 } });
+  const stored = await contacts(p.store).findOne({ _id: id });
+  expect(stored).toMatchObject({ subscribed: false, data: { plan: 'pro', seats: 3 }, version: 3 });
+  expect(Object.keys(stored!.eventStats ?? {}).sort()).toEqual(['contact%2Eunsubscribed', 'signed-in']);
+  // The stale attempt wrote nothing: one event per turn, no double count.
+  expect(await events(p.store).countDocuments({ contactId: id })).toBe(2);
+  expect(stored!.eventStats!['signed-in'].count).toBe(1);
+});
+
+it('a copy that changes nothing is checked against the stored contact, not trusted', async () => {
+  const p = await platform();
+  const { id, doc: copy } = await resolveContact(p, 'p1', 'ada@example.com', true);
+  await contactActorClient(p, id).setSubscribed(false);
+
+  // On the copy (subscribed) this would change nothing; on the stored contact it resubscribes.
+  const { contact } = await contactActorClient(p, id, copy).setSubscribed(true);
+
+  expect(contact?.subscribed).toBe(true);
+  expect(await contacts(p.store).findOne({ _id: id })).toMatchObject({ subscribed: true });
+});
+
+it('a contact written before versions existed takes a turn on a copy, and gets a version', async () => {
+  const p = await platform();
+  const at = new Date().toISOString();
+  await contacts(p.store).insertOne({ _id: 'c1', projectId: 'p1', email: 'old@example.com', subscribed: true, data: {}, createdAt: at, updatedAt: at });
+  const copy = (await contacts(p.store).findOne({ _id: 'c1' }))!;
+
+  await contactActorClient(p, 'c1', copy).upsert({ data: { a: 1 } });
+  const { contact } = await contactActorClient(p, 'c1', copy).upsert({ data: { b: 2 } });
+
+  expect(contact?.data).toEqual({ a: 1, b: 2 });
+  expect(await contacts(p.store).findOne({ _id: 'c1' })).toMatchObject({ data: { a: 1, b: 2 }, version: 2 });
+});
