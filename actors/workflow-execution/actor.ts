@@ -10,8 +10,6 @@ export const WORKFLOW_EXECUTION_ACTOR = 'WorkflowExecutionActor';
 
 /** Steps one turn may run without a pause; more means a loop without a DELAY or WAIT_FOR_EVENT. */
 export const MAX_STEPS_PER_TURN = 100;
-/** How soon a step that failed for a passing reason (the store, the runtime) is tried again. */
-const TRANSIENT_RETRY_MS = 2_000;
 
 type Ctx = ActorContext<ExecutionState>;
 
@@ -88,9 +86,9 @@ export function workflowExecutionActor(p: Platform): ActorDefinition<ExecutionSt
 }
 
 /**
- * Runs an action step and turns its outcome into the next command. A failure worth retrying
- * (anything but a rule of the product) ends the turn with a wake-up shortly, so the step runs
- * again whoever started this turn (a trigger, an event, a reminder).
+ * Runs an action step and turns its outcome into the next command. A step that throws (anything
+ * but a rule of the product) is `stepThrew`: tried again by reminder, whoever started this turn
+ * (a trigger, an event, a reminder), until the same failure has come too many times in a row.
  */
 async function perform(p: Platform, ctx: Ctx, state: ExecutionState, step: StepDef, visit: number, definition: Definition | null): Promise<ExecutionCommand | undefined> {
   try {
@@ -98,8 +96,8 @@ async function perform(p: Platform, ctx: Ctx, state: ExecutionState, step: StepD
     if (outcome.ok) return { kind: 'stepDone', stepId: step.id, branch: outcome.branch, definition };
     return { kind: 'stepFailed', stepId: step.id, reason: outcome.reason, retryable: outcome.retryable, maxAttempts: p.config.webhookAttempts, definition };
   } catch (err) {
-    p.log.warn({ err, executionId: ctx.id, stepId: step.id }, 'workflow step failed; trying again shortly');
-    await ctx.setReminder(`t${visit}.${Date.now()}`, new Date(Date.now() + TRANSIENT_RETRY_MS));
-    return undefined;
+    p.log.warn({ err, executionId: ctx.id, stepId: step.id }, 'workflow step failed; trying again');
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    return { kind: 'stepThrew', stepId: step.id, reason: reason.slice(0, 500), definition };
   }
 }

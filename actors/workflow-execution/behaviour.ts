@@ -66,6 +66,8 @@ export interface ExecutionState {
   visits: number;
   /** Failed attempts of the current step (WEBHOOK retries). */
   attempts: number;
+  /** The current step's last thrown failure and how many times in a row it came (absent in older states). */
+  failure?: { reason: string; count: number } | null;
   /** Why it ended: EXIT's reason, a failure, a cancellation. */
   reason: string | null;
   createdAt: string;
@@ -82,6 +84,8 @@ export type ExecutionCommand =
   /** The shell performed the current action step. */
   | { kind: 'stepDone'; stepId: string; branch?: Branch; definition: Definition | null }
   | { kind: 'stepFailed'; stepId: string; reason: string; retryable: boolean; maxAttempts: number; definition: Definition | null }
+  /** The step threw: the store, the runtime, or a defect; which one shows only by repetition. */
+  | { kind: 'stepThrew'; stepId: string; reason: string; definition: Definition | null }
   /** Too many steps in one turn without a pause (a loop in the workflow). */
   | { kind: 'runaway'; reason: string }
   | { kind: 'cancel'; reason?: string };
@@ -101,6 +105,13 @@ export interface Decision {
 
 /** Retry delays of a failing WEBHOOK step, by failed attempt (the last one repeats). */
 export const RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 60_000];
+/** Retry delays of a step that threw, by failure of the same reason in a row (the last one repeats). */
+export const THREW_RETRY_DELAYS_MS = [2_000, 10_000, 60_000, 300_000, 900_000];
+/**
+ * The same failure this many times in a row (about 50 minutes with the delays above) is no
+ * outage but a step that cannot succeed: the execution fails with it instead of retrying for ever.
+ */
+export const SAME_FAILURE_LIMIT = 8;
 
 const ACTION_STEPS: StepType[] = ['SEND_EMAIL', 'CONDITION', 'WEBHOOK', 'UPDATE_CONTACT'];
 /** Steps run in a turn of their own (a reminder), so a slow endpoint never holds the turn that reached them. */
@@ -202,6 +213,22 @@ export function decide(state: ExecutionState | undefined, command: ExecutionComm
         effects: [{ kind: 'remind', name: reminder, at: until }, { kind: 'save' }],
       };
     }
+
+    case 'stepThrew': {
+      if (state.status !== 'RUNNING' || state.stepId !== command.stepId) return unchanged(state);
+      const count = state.failure?.reason === command.reason ? state.failure.count + 1 : 1;
+      const failure = { reason: command.reason, count };
+      if (count >= SAME_FAILURE_LIMIT) {
+        return finish({ ...state, failure }, 'FAILED', `Step ${command.stepId} failed the same way ${count} times in a row: ${command.reason}`, at);
+      }
+      const until = new Date(now.getTime() + THREW_RETRY_DELAYS_MS[Math.min(count - 1, THREW_RETRY_DELAYS_MS.length - 1)]).toISOString();
+      const reminder = `t${state.visits}.${count}`;
+      // The reminder first: should the store be what fails, the save fails too, and the retry must still come.
+      return {
+        state: { ...state, failure, wait: { until, reminder }, updatedAt: at },
+        effects: [{ kind: 'remind', name: reminder, at: until }, { kind: 'save' }],
+      };
+    }
   }
 }
 
@@ -231,7 +258,7 @@ export function nextTransition(transitions: TransitionDef[], fromStepId: string,
 function enter(state: ExecutionState, step: StepDef, definition: Definition, now: Date, counts: boolean): Decision {
   const at = now.toISOString();
   const visits = counts ? state.visits + 1 : state.visits;
-  const arrived: ExecutionState = { ...state, status: 'RUNNING', stepId: step.id, visits, attempts: 0, wait: null, updatedAt: at };
+  const arrived: ExecutionState = { ...state, status: 'RUNNING', stepId: step.id, visits, attempts: 0, failure: null, wait: null, updatedAt: at };
   switch (step.type) {
     case 'DELAY': {
       const until = new Date(now.getTime() + delayMs(step.config)).toISOString();

@@ -5,6 +5,8 @@ import {
   decide,
   nextTransition,
   RETRY_DELAYS_MS,
+  SAME_FAILURE_LIMIT,
+  THREW_RETRY_DELAYS_MS,
   type Definition,
   type ExecutionCommand,
   type ExecutionState,
@@ -139,6 +141,33 @@ describe('workflow execution behaviour', () => {
     expect(twice.state).toMatchObject({ attempts: 2, wait: { until: plus(RETRY_DELAYS_MS[1]).toISOString() } });
     expect(fail(twice.state!).state).toMatchObject({ status: 'FAILED', reason: 'HTTP 503 (after 3 attempts)' });
     expect(fail(performing.state!, false).state).toMatchObject({ status: 'FAILED', reason: 'HTTP 503' });
+  });
+
+  it('a step that throws is tried again later, and one that throws the same way every time fails the execution', () => {
+    const d = def([step('c', 'CONDITION', { field: 'data.plan', operator: 'equals', value: 'pro' }), step('d', 'DELAY', { amount: 1, unit: 'hours' })], [link('trig', 'c'), link('c', 'd')]);
+    const running = start(d).state!;
+    const threw = (state: ExecutionState, reason = 'TypeError: x is not a function', now = t0) => decide(state, { kind: 'stepThrew', stepId: 'c', reason, definition: d }, now);
+
+    const once = threw(running);
+    expect(once.state).toMatchObject({ status: 'RUNNING', failure: { count: 1 }, wait: { until: plus(THREW_RETRY_DELAYS_MS[0]).toISOString(), reminder: 't1.1' } });
+    expect(once.effects).toEqual([{ kind: 'remind', name: 't1.1', at: plus(THREW_RETRY_DELAYS_MS[0]).toISOString() }, { kind: 'save' }]);
+    // Woken by that reminder, it runs the step again.
+    expect(decide(once.state, { kind: 'wake', definition: d }, plus(THREW_RETRY_DELAYS_MS[0])).effects).toEqual([{ kind: 'perform', step: d.steps[1], visit: 1 }]);
+
+    let state = once.state!;
+    for (let n = 2; n < SAME_FAILURE_LIMIT; n++) {
+      state = threw(state).state!;
+      expect(state).toMatchObject({ status: 'RUNNING', failure: { count: n } });
+    }
+    // Another reason in between starts the count again: an outage that changes its face is not a defect.
+    expect(threw(threw(state, 'MongoNetworkError: connection refused').state!).state).toMatchObject({ status: 'RUNNING', failure: { count: 1 } });
+    expect(threw(state).state).toMatchObject({
+      status: 'FAILED',
+      reason: `Step c failed the same way ${SAME_FAILURE_LIMIT} times in a row: TypeError: x is not a function`,
+      wait: null,
+    });
+    // A step that then succeeds moves on with a clean slate.
+    expect(decide(state, { kind: 'stepDone', stepId: 'c', branch: 'yes', definition: d }, t0).state).toMatchObject({ status: 'WAITING', stepId: 'd', failure: null });
   });
 
   it('cancel ends a RUNNING or WAITING execution and drops its reminder; an ended one is INVALID_STATE', () => {
