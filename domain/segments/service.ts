@@ -86,6 +86,9 @@ export async function createSegment(p: Platform, projectId: string, input: Creat
     createdAt: at,
     updatedAt: at,
   };
+  // Counted before it is saved: a condition the store fails to count is never saved (it would
+  // fail every list of the project's segments after).
+  const count = await memberCount(p, doc);
   // Tracking starts with the current members present and no entry events (seeded before the
   // segment is visible as tracked, so neither the sweep nor a contact's turn sees it unseeded).
   if (doc.trackMembership) await seedPresence(p, doc, await currentMemberIds(p, doc, (s) => segmentContactFilter(p, s)));
@@ -97,7 +100,7 @@ export async function createSegment(p: Platform, projectId: string, input: Creat
     throw err;
   }
   if (doc.trackMembership) forgetTrackedSegments(p.store, projectId);
-  return toSegment(doc, await memberCount(p, doc));
+  return toSegment(doc, count);
 }
 
 export async function getSegment(p: Platform, projectId: string, id: string): Promise<Segment> {
@@ -134,9 +137,11 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
   if (input.trackMembership !== undefined) set.trackMembership = input.trackMembership;
   // Tracking turned on, or the condition of a tracked segment changed: presence is re-seeded with
   // the (new) members, silently. Turned off: the set is emptied.
+  const next = { ...current, ...set };
+  // A new condition is counted before it is saved, as on create.
+  const counted = set.condition !== undefined ? await memberCount(p, next) : undefined;
   const tracking = set.trackMembership ?? current.trackMembership;
   if (tracking && (!current.trackMembership || set.condition !== undefined)) {
-    const next = { ...current, ...set };
     await seedPresence(p, next, await currentMemberIds(p, next, (s) => segmentContactFilter(p, s)));
   }
   let updated: SegmentDoc | null;
@@ -149,7 +154,7 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
   if (!updated) throw notFound('Segment');
   if (current.trackMembership && !updated.trackMembership) await clearPresence(p, id);
   if (current.trackMembership || updated.trackMembership) forgetTrackedSegments(p.store, projectId);
-  return toSegment(updated, await memberCount(p, updated));
+  return toSegment(updated, counted ?? (await memberCount(p, updated)));
 }
 
 /** 204; campaigns and workflows that name it stop finding it. Static members go with it. */
