@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually, sleep } from '../harness/client.ts';
+import { untilIdle } from '../harness/crash.ts';
+import { verifiedDomain } from '../harness/domains.ts';
 import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { buildWorkflow, executionOf, executions, statusIs, track, unique, WAIT_MS } from '../harness/workflows.ts';
 
@@ -131,17 +133,24 @@ describe('workflow executions', () => {
 describe('workflow executions across a restart', () => {
   let instance: Instance;
   let project: ProjectAccess;
+  let domain: string;
   beforeAll(async () => {
     instance = await startInstance({ process: true, env: { EMAIL_RATE_PER_SECOND: '0' } });
     project = await newProject(instance, 'Workflow restart');
+    domain = (await verifiedDomain(instance, project)).domain;
   });
   afterAll(() => instance?.dispose());
 
-  it('every waiting execution wakes and completes after the platform is killed and started again', async () => {
+  it('every waiting execution wakes and completes after the platform is killed and started again, each step run once', async () => {
     const count = byMode({ embedded: 20, distributed: 8 });
     const event = unique('survive');
     const awaited = unique('late-event');
-    const wf = await buildWorkflow(project, { eventName: event, steps: [delayOf(4), tag({ survived: true })] });
+    // A SEND_EMAIL after the wait: a step run twice would show as a second email.
+    const subject = unique('after the wait');
+    const template = await project.api.post('/templates', { name: subject, subject, body: '<p>Still here</p>', from: `flows@${domain}`, type: 'TRANSACTIONAL' });
+    expect(template.status).toBe(201);
+    const send = { name: 'send', type: 'SEND_EMAIL', templateId: template.body.data.id };
+    const wf = await buildWorkflow(project, { eventName: event, steps: [delayOf(4), send, tag({ survived: true })] });
     const wfEvent = await buildWorkflow(project, {
       eventName: event,
       chain: false,
@@ -149,7 +158,11 @@ describe('workflow executions across a restart', () => {
       links: [{ from: 'wait', to: 'tag', branch: 'timeout' }],
     });
     const contacts: string[] = [];
-    for (let i = 0; i < count; i++) contacts.push((await track(project, email('survive'), event)).contact);
+    const addresses: string[] = [];
+    for (let i = 0; i < count; i++) {
+      addresses.push(email('survive'));
+      contacts.push((await track(project, addresses[i], event)).contact);
+    }
     await eventually(async () => ((await executions(project, wf.id, '&status=WAITING')).length === count ? true : undefined), WAIT_MS, 'all waiting');
     await eventually(async () => ((await executions(project, wfEvent.id, '&status=WAITING')).length === count ? true : undefined), WAIT_MS, 'all waiting for the event');
     await instance.stop();
@@ -166,5 +179,8 @@ describe('workflow executions across a restart', () => {
       });
     }
     for (const c of contacts) expect((await project.api.get(`/contacts/${c}`)).body.data.data).toMatchObject({ survived: true, waited: 'timeout' });
+    const received = () => instance.smtp.messages.filter((m) => m.parsed.subject === subject).flatMap((m) => m.rcptTo);
+    await untilIdle(instance, () => received().length, QUIET_MS, deadline, `${subject}: nothing more`);
+    expect(received().sort()).toEqual([...addresses].sort());
   }, 300_000);
 });
