@@ -21,7 +21,10 @@ interface Running {
 
 /**
  * Starts processes, sends their output to `<logDir>/<name>.log`, waits for each to be ready, and
- * stops them all (children first) on `stopAll()` or when this process exits.
+ * stops them all (children first) on `stopAll()` or when this process exits. Each runs in a
+ * process group of its own and is signalled as a group: a crash of PostgreSQL takes its backends
+ * with it, as a machine's crash would (a killed postmaster alone leaves them holding its memory,
+ * and it cannot start again until they notice).
  */
 export class Supervisor {
   readonly logDir: string;
@@ -39,6 +42,7 @@ export class Supervisor {
       cwd: spec.cwd,
       env: { ...process.env, ...spec.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
@@ -70,6 +74,17 @@ export class Supervisor {
     await this.start(entry.spec);
   }
 
+  /** Every process ever started, in start order. */
+  names(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  /** Whether the process is running (not exited, not killed). */
+  isUp(name: string): boolean {
+    const child = this.#running.get(name)?.child;
+    return !!child && child.exitCode === null && child.signalCode === null;
+  }
+
   async stopAll(): Promise<void> {
     // Apps first, then sidecars, then infrastructure: the reverse of start order.
     for (const name of [...this.#running.keys()].reverse()) await this.stop(name, 5_000);
@@ -78,7 +93,7 @@ export class Supervisor {
 
   killAllNow(): void {
     for (const { child } of this.#running.values()) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) signalGroup(child, 'SIGKILL');
     }
   }
 
@@ -88,14 +103,23 @@ export class Supervisor {
     const { child } = entry;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
+    signalGroup(child, signal);
     if (graceMs > 0) {
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
     } else {
       await exited;
     }
+  }
+}
+
+/** Signals the child's whole process group (see Supervisor), or the child alone if the group is gone. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    child.kill(signal);
   }
 }
 

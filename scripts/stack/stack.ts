@@ -56,7 +56,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await supervisor.start({
       name: 'redis',
       command: bin.redisServer,
-      args: ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', join(dir, 'redis'), '--appendonly', 'yes', '--save', ''],
+      // Every write on disk before Redis answers it (README, "Distributed mode": durability).
+      args: ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', join(dir, 'redis'), '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''],
       ready: () => waitForTcp(redisPort),
     });
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { allContacts, eventually, type Job, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
-import { loadUntilKilled, untilIdle, type LoadUnderCrash } from '../harness/crash.ts';
+import { loadUntilKilled, notOnce, receivedBy, untilIdle, type LoadUnderCrash } from '../harness/crash.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
@@ -28,22 +28,6 @@ function expectCutOffMidLoad(load: LoadUnderCrash) {
   // The process died: nothing it answered was an error of its own.
   expect([...load.answered.values()].map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
 }
-
-
-/** How many messages the sink received for each address, among those whose subject passes `subject`. */
-function receivedBy(instance: Instance, subject: (s: string) => boolean): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const m of instance.smtp.messages) {
-    if (!subject(m.parsed.subject ?? '')) continue;
-    for (const to of m.rcptTo) counts.set(to, (counts.get(to) ?? 0) + 1);
-  }
-  return counts;
-}
-
-/** The addresses that did not receive exactly one message, with what they received. */
-const notOnce = (counts: Map<string, number>, addresses: string[]) =>
-  addresses.filter((a) => counts.get(a) !== 1).map((a) => `${a}: ${counts.get(a) ?? 0}`);
-
 
 function upload(api: ApiClient, csv: string): Promise<ApiResponse> {
   const form = new FormData();

@@ -93,3 +93,17 @@ export async function untilIdle(instance: Instance, count: () => number, quietMs
     what,
   );
 }
+
+/** How many messages the sink received for each address, among those whose subject passes `subject`. */
+export function receivedBy(instance: Instance, subject: (s: string) => boolean): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const m of instance.smtp.messages) {
+    if (!subject(m.parsed.subject ?? '')) continue;
+    for (const to of m.rcptTo) counts.set(to, (counts.get(to) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The addresses that did not receive exactly one message, with what they received. */
+export const notOnce = (counts: Map<string, number>, addresses: string[]) =>
+  addresses.filter((a) => counts.get(a) !== 1).map((a) => `${a}: ${counts.get(a) ?? 0}`);

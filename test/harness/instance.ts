@@ -30,13 +30,21 @@ export interface Instance {
   /** Where the mailer serves /metrics: the API's URL in embedded mode, its own port in distributed mode. */
   readonly mailerUrl: string;
   /**
-   * Stops the platform; its data stays for a restart. Child processes are SIGKILLed (a crash);
-   * in distributed mode that is every app and sidecar, while Redis, FerretDB, placement and
-   * scheduler keep running, as a datastore outlives an app tier.
+   * Stops the platform; its data stays for a restart. Child processes are SIGKILLed (a crash).
+   * In distributed mode `apps` (the default) is every app and sidecar, while Redis, FerretDB,
+   * PostgreSQL, placement and scheduler keep running, as a datastore outlives an app tier;
+   * `everything` is every process of the stack at once (a machine's crash). In embedded mode
+   * both are the one process.
    */
-  stop(): Promise<void>;
-  /** Starts the platform again on the same data and port. */
+  stop(scope?: 'apps' | 'everything'): Promise<void>;
+  /** Starts the platform again on the same data and port: whatever is down. */
   restart(): Promise<void>;
+  /**
+   * Distributed mode: SIGKILLs one process of the infrastructure (`redis`, `scheduler`,
+   * `placement`, `ferretdb`, `postgres`) and starts it again on its data and port `downMs` later,
+   * while the apps run on. Throws in embedded mode, which has none.
+   */
+  crashInfrastructure(name: InfrastructureProcess, downMs?: number): Promise<void>;
   /** Stops everything and removes the data directory. */
   dispose(): Promise<void>;
 }
@@ -60,6 +68,8 @@ export const byMode = <T>(values: { embedded: T; distributed: T }): T => values[
  * fixed short wait there could pass before a wrong second delivery had time to show.
  */
 export const QUIET_MS = byMode({ embedded: 1_000, distributed: 3_000 });
+
+export type InfrastructureProcess = 'redis' | 'scheduler' | 'placement' | 'ferretdb' | 'postgres';
 
 export interface InstanceOptions {
   env?: Record<string, string>;
@@ -125,13 +135,17 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     get mailerUrl() {
       return runner.mailerUrl?.() ?? url;
     },
-    stop: () => runner.stop(),
+    stop: (scope = 'apps') => runner.stop(scope),
     restart: async () => {
-      await runner.stop();
+      await runner.stop('apps');
       await runner.start();
     },
+    async crashInfrastructure(name, downMs = 0) {
+      if (!runner.crashInfrastructure) throw new Error('embedded mode has no infrastructure processes');
+      await runner.crashInfrastructure(name, downMs);
+    },
     async dispose() {
-      await runner.stop();
+      await runner.stop('apps');
       await runner.dispose?.();
       await smtp.close();
       await dns.close();
@@ -143,7 +157,8 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
 
 interface Runner {
   start(): Promise<void>;
-  stop(): Promise<void>;
+  stop(scope?: 'apps' | 'everything'): Promise<void>;
+  crashInfrastructure?(name: InfrastructureProcess, downMs: number): Promise<void>;
   /** Releases what outlives stop() (the distributed infrastructure). */
   dispose?(): Promise<void>;
   /** The mailer's own URL when it runs as a separate app. */
@@ -208,7 +223,6 @@ function processRunner(env: Record<string, string>, url: string): Runner {
 function distributedRunner(env: Record<string, string>, dir: string, logLevel?: string): Runner {
   let stack: Stack | undefined;
   let appTier: string[] = [];
-  let down = false;
   return {
     async start() {
       if (!stack) {
@@ -216,16 +230,24 @@ function distributedRunner(env: Record<string, string>, dir: string, logLevel?: 
         // The stack logs at warn by default; a test that reads the logs gets the apps' lines at its level.
         stack = await startStack({ port: Number(PORT), dir, env: logLevel ? { ...appEnv, LOG_LEVEL: logLevel } : appEnv });
         appTier = [...stack.names.apiSidecars, ...stack.names.api, stack.names.mailerSidecar, stack.names.mailer];
-      } else if (down) {
-        // Sidecars first: each app waits for its sidecar, and the sidecar for its app's port.
-        await Promise.all(appTier.map((name) => stack!.supervisor.restart(name)));
+        return;
       }
-      down = false;
+      const { supervisor } = stack;
+      const down = supervisor.names().filter((name) => !supervisor.isUp(name));
+      // The infrastructure one by one in start order (FerretDB after PostgreSQL), then the app
+      // tier all at once: each app waits for its sidecar, and the sidecar for its app's port.
+      for (const name of down.filter((n) => !appTier.includes(n))) await supervisor.restart(name);
+      await Promise.all(down.filter((n) => appTier.includes(n)).map((name) => supervisor.restart(name)));
     },
-    async stop() {
-      if (!stack || down) return;
-      await Promise.all(appTier.map((name) => stack!.supervisor.kill(name)));
-      down = true;
+    async stop(scope = 'apps') {
+      if (!stack) return;
+      const names = scope === 'everything' ? stack.supervisor.names() : appTier;
+      await Promise.all(names.map((name) => stack!.supervisor.kill(name)));
+    },
+    async crashInfrastructure(name, downMs) {
+      await stack!.supervisor.kill(name);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      await stack!.supervisor.restart(name);
     },
     async dispose() {
       await stack?.stop();
