@@ -64,7 +64,7 @@ export function clientNetwork(ip: string): string {
 const refusal = (retryAfterMs: number) =>
   new AppError('RATE_LIMIT_EXCEEDED', 'Too many failed sign-in attempts; try again later', {
     retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)),
-    suggestion: 'Wait for Retry-After seconds, or reset your password if you have forgotten it.',
+    suggestion: 'Wait the Retry-After seconds before signing in again; sessions already open keep working.',
   });
 
 /**
