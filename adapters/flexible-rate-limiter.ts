@@ -26,10 +26,7 @@ export class FlexibleRateLimiter implements RateLimiter {
     this.#create = create;
   }
 
-
   async consume(key: string, limit: number, windowMs: number, points = 1): Promise<RateDecision> {
-    if (!Number.isFinite(limit) || limit < 0) throw new RangeError(`rate limit must be a non-negative number, got ${limit}`);
-    if (!Number.isFinite(windowMs) || windowMs <= 0) throw new RangeError(`rate window must be positive, got ${windowMs} ms`);
     if (!Number.isFinite(points) || points < 0) throw new RangeError(`points must be a non-negative number, got ${points}`);
     const limiter = this.#limiter(limit, windowMs);
     try {
@@ -49,7 +46,29 @@ export class FlexibleRateLimiter implements RateLimiter {
     }
   }
 
+  async peek(key: string, limit: number, windowMs: number): Promise<RateDecision> {
+    const res = await this.#limiter(limit, windowMs).get(key);
+    const live = res && res.msBeforeNext > 0 ? res : null; // an ended window holds nothing
+    const used = live?.consumedPoints ?? 0;
+    if (used < limit) return { allowed: true, remaining: limit - used, retryAfterMs: 0 };
+    return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(Math.min(live?.msBeforeNext ?? windowMs, windowMs))) };
+  }
+
+  async giveBack(key: string, limit: number, windowMs: number, points = 1): Promise<void> {
+    if (!Number.isFinite(points) || points < 0) throw new RangeError(`points must be a non-negative number, got ${points}`);
+    const limiter = this.#limiter(limit, windowMs);
+    const after = await limiter.reward(key, points);
+    // Nothing (or less than `points`) was taken in this window: an empty budget is a full one.
+    if (after.consumedPoints <= 0) await limiter.delete(key);
+  }
+
+  async reset(key: string, limit: number, windowMs: number): Promise<void> {
+    await this.#limiter(limit, windowMs).delete(key);
+  }
+
   #limiter(limit: number, windowMs: number): RateLimiterAbstract {
+    if (!Number.isFinite(limit) || limit < 0) throw new RangeError(`rate limit must be a non-negative number, got ${limit}`);
+    if (!Number.isFinite(windowMs) || windowMs <= 0) throw new RangeError(`rate window must be positive, got ${windowMs} ms`);
     const cacheKey = `${limit}/${windowMs}`;
     let limiter = this.#limiters.get(cacheKey);
     if (!limiter) {

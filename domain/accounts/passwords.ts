@@ -16,6 +16,13 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, r, p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
+/**
+ * A hash with the parameters of every real one that no password matches (its key is random):
+ * signing in to an unknown address checks the password against it, so the answer takes as long
+ * as a wrong password for a known one. Made once per process.
+ */
+export const NO_ACCOUNT_HASH = ['scrypt', N, r, p, randomBytes(16).toString('base64'), randomBytes(KEY_LENGTH).toString('base64')].join('$');
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, rr, pp, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !key) return false;

@@ -4,11 +4,14 @@ import { AppError } from '../errors.ts';
 import { hashToken, newId, newToken, nowIso } from '../ids.ts';
 import { enqueueSystemEmail } from '../mail/outbound.ts';
 import { accounts, type UserDoc } from './collections.ts';
-import { hashPassword, verifyPassword } from './passwords.ts';
+import { admitLoginAttempt, forgetFailedLogins } from './login-throttle.ts';
+import { hashPassword, NO_ACCOUNT_HASH, verifyPassword } from './passwords.ts';
 
 const SESSION_DAYS = 30;
 const VERIFICATION_DAYS = 7;
 const DAY_MS = 86_400_000;
+/** At most one "someone tried to sign up" email per address an hour: signup must not flood an inbox. */
+const SIGNUP_NOTICE_WINDOW_MS = 3_600_000;
 
 export interface PublicUser {
   id: string;
@@ -18,6 +21,11 @@ export interface PublicUser {
 
 export const publicUser = (u: UserDoc): PublicUser => ({ id: u._id, email: u.email, emailVerified: u.emailVerified });
 
+/**
+ * A new account, or, when the address already has one, the same 201 answer (a fresh id and a
+ * session-shaped token, neither stored, so nothing can be done with them) and an email to the
+ * owner instead: the answer must not tell a stranger which addresses have accounts.
+ */
 export async function signup(p: Platform, email: string, password: string) {
   const { users } = accounts(p.store);
   const user: UserDoc = {
@@ -30,11 +38,31 @@ export async function signup(p: Platform, email: string, password: string) {
   try {
     await users.insertOne(user);
   } catch (err) {
-    if (err instanceof DuplicateKeyError) throw new AppError('CONFLICT', 'An account with this email already exists');
-    throw err;
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    await noticeOfSignupAttempt(p, email);
+    return { user: publicUser(user), token: newToken('sess_') };
   }
   await sendVerification(p, user);
   return { user: publicUser(user), token: await openSession(p, user._id) };
+}
+
+/** Tells the owner of `email` that someone tried to sign up with it (once an hour at most). */
+async function noticeOfSignupAttempt(p: Platform, email: string): Promise<void> {
+  const budget = await p.limiter.consume(`signup-notice:${hashToken(email)}`, 1, SIGNUP_NOTICE_WINDOW_MS);
+  if (!budget.allowed) return;
+  const docs = `${p.config.publicUrl}/docs`;
+  const paragraphs = [
+    'Someone just tried to create an account with this email address. It already has one, so nothing was created.',
+    `If it was you: sign in with your existing password (POST /auth/login, described at ${docs}).`,
+    'If it was not you: there is nothing to do. Your account and its password are unchanged.',
+  ];
+  await enqueueSystemEmail(p, {
+    to: email,
+    subject: 'Someone tried to sign up with your email address',
+    html: paragraphs.map((text) => `<p>${text.replace(docs, `<a href="${docs}">${docs}</a>`)}</p>`).join(''),
+    text: `${paragraphs.join('\n\n')}\n`,
+  });
+  p.log.info('signup attempt on an existing account: owner notified');
 }
 
 export async function sendVerification(p: Platform, user: UserDoc): Promise<void> {
@@ -70,12 +98,17 @@ export async function verifyEmail(p: Platform, token: string): Promise<PublicUse
   return publicUser(user);
 }
 
-export async function login(p: Platform, email: string, password: string) {
+/**
+ * A session for the right password. Every attempt passes the throttle first (429 when spent),
+ * and an unknown address costs the same password check as a known one, against a hash no
+ * password matches: the answer and its timing are the same whether or not the account exists.
+ */
+export async function login(p: Platform, email: string, password: string, clientIp: string) {
+  await admitLoginAttempt(p, email, clientIp);
   const user = await accounts(p.store).users.findOne({ email });
-  // The same answer for an unknown email and a wrong password: no account probing.
-  if (!user || !(await verifyPassword(password, user.passwordHash))) {
-    throw new AppError('UNAUTHORIZED', 'Invalid email or password');
-  }
+  const matches = await verifyPassword(password, user?.passwordHash ?? NO_ACCOUNT_HASH);
+  if (!user || !matches) throw new AppError('UNAUTHORIZED', 'Invalid email or password');
+  await forgetFailedLogins(p, email, clientIp);
   return { token: await openSession(p, user._id), user: publicUser(user) };
 }
 

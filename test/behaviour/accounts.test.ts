@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, verifiedUser } from '../harness/accounts.ts';
 import { eventually, type ApiResponse } from '../harness/client.ts';
@@ -15,6 +16,32 @@ function expectError(res: ApiResponse, status: number, code: string): void {
   expect(res.body.error.code).toBe(code);
   expect(res.body.error.statusCode).toBe(status);
   expect(res.body.error.requestId).toBe(res.headers.get('x-request-id'));
+}
+
+/**
+ * Each throttling test signs in from an address of its own: every 127.x.y.z is this machine, and
+ * the API counts failed sign-ins per client address.
+ */
+let addressSeq = 1;
+const clientAddress = () => `127.0.${Math.floor(++addressSeq / 250) + 1}.${(addressSeq % 250) + 1}`;
+
+/** POST /auth/login from `localAddress`, read like the client's answers. */
+function loginFrom(baseUrl: string, localAddress: string, body: { email: string; password: string }): Promise<ApiResponse> {
+  const url = new URL('/auth/login', baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
+        resolve({ status: res.statusCode!, headers, body: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 const fieldsOf = (res: ApiResponse): string[] => res.body.error.errors.map((e: { field: string }) => e.field);
@@ -135,12 +162,36 @@ describe.concurrent('accounts, projects and keys', () => {
   });
 
   describe('signup rules', () => {
-    it('a second signup with the same email (in any letter case) is a 409 and creates no second account', async () => {
+    it('a signup with an address that has an account answers like a new one, creates nothing, and emails the owner instead', async () => {
       const first = await signup();
+      await verificationMail(first.email);
+      const fresh = await instance.api.post('/auth/signup', { email: uniqueEmail('fresh'), password: PASSWORD });
       const again = await instance.api.post('/auth/signup', { email: first.email, password: 'another password 1' });
-      expectError(again, 409, 'CONFLICT');
       const shouted = await instance.api.post('/auth/signup', { email: first.email.toUpperCase(), password: 'another password 2' });
-      expectError(shouted, 409, 'CONFLICT');
+      for (const res of [again, shouted]) {
+        // The same answer as a real signup, field for field: nothing tells the address has an account.
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        expect(Object.keys(res.body)).toEqual(Object.keys(fresh.body));
+        expect(Object.keys(res.body.data).sort()).toEqual(['token', 'user']);
+        expect(res.body.data.user).toEqual({ id: expect.any(String), email: first.email, emailVerified: false });
+        expect(res.body.data.user.id).not.toBe(first.userId);
+        expect(res.body.data.user.id).toMatch(new RegExp(`^[\\w-]{${fresh.body.data.user.id.length}}$`));
+        expect(res.body.data.token).toMatch(new RegExp(`^sess_[\\w-]{${fresh.body.data.token.length - 5}}$`));
+        // Its token and id work nowhere.
+        expectError(await instance.api.get('/auth/me', { auth: res.body.data.token }), 401, 'UNAUTHORIZED');
+        expectError(await instance.api.post('/projects', { name: 'Takeover' }, { auth: res.body.data.token }), 401, 'UNAUTHORIZED');
+      }
+
+      // The owner hears of it, once however many tries (an inbox must not be flooded), with where to sign in.
+      const notice = await instance.smtp.waitFor((m) => m.rcptTo.includes(first.email) && /tried to sign up/i.test(m.parsed.subject ?? ''));
+      expect(notice.parsed.text).toContain(`${PUBLIC_URL}/docs`);
+      expect(notice.parsed.text).toMatch(/already has one/);
+      expect(notice.parsed.html).toContain(`<a href="${PUBLIC_URL}/docs">`);
+      expect(notice.parsed.text).not.toMatch(/another password/);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(instance.smtp.messages.filter((m) => m.rcptTo.includes(first.email) && /tried to sign up/i.test(m.parsed.subject ?? ''))).toHaveLength(1);
+      // No verification email either: only the first signup's.
+      expect(linksSentTo(first.email)).toHaveLength(1);
 
       // The original account is untouched: its password still works, the new ones do not.
       const login = await instance.api.post('/auth/login', { email: first.email, password: PASSWORD });
@@ -152,12 +203,12 @@ describe.concurrent('accounts, projects and keys', () => {
 
     it('two simultaneous signups with one email create exactly one account', async () => {
       const email = uniqueEmail('race');
-      const results = await Promise.all(
-        ['first password', 'second password'].map((password) => instance.api.post('/auth/signup', { email, password })),
-      );
-      expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
-      const winner = results.findIndex((r) => r.status === 201);
       const passwords = ['first password', 'second password'];
+      const results = await Promise.all(passwords.map((password) => instance.api.post('/auth/signup', { email, password })));
+      expect(results.map((r) => r.status)).toEqual([201, 201]);
+      const sessions = await Promise.all(results.map((r) => instance.api.get('/auth/me', { auth: r.body.data.token })));
+      expect(sessions.map((me) => me.status).sort()).toEqual([200, 401]);
+      const winner = sessions.findIndex((me) => me.status === 200);
       expect((await instance.api.post('/auth/login', { email, password: passwords[winner] })).status).toBe(200);
       expect((await instance.api.post('/auth/login', { email, password: passwords[1 - winner] })).status).toBe(401);
     });
@@ -217,6 +268,54 @@ describe.concurrent('accounts, projects and keys', () => {
       expectError(unknown, 401, 'UNAUTHORIZED');
       expect(wrong.body.error.message).toBe(unknown.body.error.message);
       expect(wrong.body.data).toBeUndefined();
+    });
+
+    /** Statuses of `passwords` tried in turn at `email` from one fresh client address. */
+    async function attempts(email: string, passwords: string[], from = clientAddress()): Promise<ApiResponse[]> {
+      const answers: ApiResponse[] = [];
+      for (const password of passwords) answers.push(await loginFrom(instance.url, from, { email, password }));
+      return answers;
+    }
+    const wrong = (n: number) => Array.from({ length: n }, (_, i) => `wrong password ${i}`);
+
+    it('after 5 failed sign-ins an account is refused with 429 and Retry-After, even with the right password, and a known and an unknown address are throttled alike', async () => {
+      const user = await signup();
+      const known = await attempts(user.email, [...wrong(5), PASSWORD]);
+      const unknown = await attempts(uniqueEmail('nobody'), [...wrong(5), PASSWORD]);
+      expect(known.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 429]);
+      expect(unknown.map((r) => r.status)).toEqual(known.map((r) => r.status));
+      for (const refused of [known[5]!, unknown[5]!]) {
+        expectError(refused, 429, 'RATE_LIMIT_EXCEEDED');
+        const wait = Number(refused.headers.get('retry-after'));
+        expect(wait).toBeGreaterThanOrEqual(1);
+        expect(wait).toBeLessThanOrEqual(60);
+        expect(refused.body.error.message).toBe(known[5]!.body.error.message);
+      }
+      // The throttle is the account's, not the client's: from another address it still holds.
+      expectError((await attempts(user.email, [PASSWORD]))[0]!, 429, 'RATE_LIMIT_EXCEEDED');
+      // Other accounts are not affected.
+      expect((await attempts(uniqueEmail('bystander'), ['a guess']))[0]!.status).toBe(401);
+    });
+
+    it("a successful sign-in forgets the account's failed ones", async () => {
+      const user = await signup();
+      const answers = await attempts(user.email, [...wrong(4), PASSWORD, ...wrong(5)]);
+      expect(answers.map((r) => r.status)).toEqual([401, 401, 401, 401, 200, 401, 401, 401, 401, 401]);
+    });
+
+    it('one client address gets 30 failed sign-ins a minute, whatever the accounts; its successful ones do not count', async () => {
+      const from = clientAddress();
+      // An office behind one address signing in at nine.
+      const colleagues = await Promise.all(Array.from({ length: 31 }, () => signup()));
+      const morning: number[] = [];
+      for (const c of colleagues) morning.push((await attempts(c.email, [PASSWORD], from))[0]!.status);
+      expect(morning).toEqual(Array(31).fill(200));
+      const answers = await Promise.all(Array.from({ length: 30 }, () => attempts(uniqueEmail('stuffed'), ['a guess'], from)));
+      expect(answers.map(([r]) => r!.status)).toEqual(Array(30).fill(401));
+      const user = await signup();
+      expectError((await attempts(user.email, [PASSWORD], from))[0]!, 429, 'RATE_LIMIT_EXCEEDED');
+      // The same account from another address is fine.
+      expect((await attempts(user.email, [PASSWORD]))[0]!.status).toBe(200);
     });
 
     it('logout ends that session at once and only that one', async () => {

@@ -68,4 +68,36 @@ describe('MemoryRateLimiter', () => {
     await expect(rl.consume('z', 1, Number.NaN)).rejects.toThrow(RangeError);
     await expect(rl.consume('z', -1, 1_000)).rejects.toThrow(RangeError);
   });
+
+  it('peek tells whether a point is left without taking it; reset gives the whole budget back', async () => {
+    const rl = new MemoryRateLimiter();
+    expect(await rl.peek('p', 2, 10_000)).toEqual({ allowed: true, remaining: 2, retryAfterMs: 0 });
+    await rl.consume('p', 2, 10_000);
+    expect(await rl.peek('p', 2, 10_000)).toEqual({ allowed: true, remaining: 1, retryAfterMs: 0 });
+    expect(await rl.peek('p', 2, 10_000)).toEqual({ allowed: true, remaining: 1, retryAfterMs: 0 }); // peeking took nothing
+    await rl.consume('p', 2, 10_000);
+    const spent = await rl.peek('p', 2, 10_000);
+    expect(spent.allowed).toBe(false);
+    expect(spent.remaining).toBe(0);
+    expect(spent.retryAfterMs).toBeGreaterThan(0);
+    expect(spent.retryAfterMs).toBeLessThanOrEqual(10_000);
+    expect((await rl.peek('p', 0, 10_000)).allowed).toBe(false); // a limit of 0 has nothing to give
+
+    await rl.reset('p', 2, 10_000);
+    expect(await rl.peek('p', 2, 10_000)).toEqual({ allowed: true, remaining: 2, retryAfterMs: 0 });
+    expect(await rl.consume('p', 2, 10_000)).toEqual({ allowed: true, remaining: 1, retryAfterMs: 0 });
+    await rl.reset('never-used', 2, 10_000); // nothing to forget is not an error
+  });
+
+  it('giveBack returns taken points, never more than were taken', async () => {
+    const rl = new MemoryRateLimiter();
+    await rl.consume('g', 3, 10_000, 3);
+    await rl.giveBack('g', 3, 10_000);
+    expect(await rl.peek('g', 3, 10_000)).toMatchObject({ allowed: true, remaining: 1 });
+    await rl.giveBack('g', 3, 10_000, 5);
+    expect(await rl.peek('g', 3, 10_000)).toMatchObject({ allowed: true, remaining: 3 });
+    await rl.giveBack('fresh', 3, 10_000);
+    expect(await rl.consume('fresh', 3, 10_000, 3)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await rl.consume('fresh', 3, 10_000)).allowed).toBe(false);
+  });
 });

@@ -17,8 +17,10 @@ const member = z.object({ userId: z.string(), email: z.string(), role: z.enum(['
 export function accountRoutes(p: Platform): RouteSpec[] {
   return [
     route({
-      method: 'post', path: '/auth/signup', tag: 'Accounts', auth: 'none', status: 201, errors: [409],
-      summary: 'Create an account; a verification email is sent to the address',
+      method: 'post', path: '/auth/signup', tag: 'Accounts', auth: 'none', status: 201,
+      summary:
+        'Create an account; a verification email is sent to the address. An address that already has an account gets the same ' +
+        'answer (with an id and token that work nowhere) and its owner an email instead, so signup does not tell which addresses have accounts',
       body: credentials,
       response: z.object({ user, token: z.string() }),
       handle: ({ body }) => signup(p, body.email, body.password),
@@ -40,11 +42,13 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       },
     }),
     route({
-      method: 'post', path: '/auth/login', tag: 'Accounts', auth: 'none', errors: [401],
-      summary: 'Sign in; returns a session token for the user endpoints',
+      method: 'post', path: '/auth/login', tag: 'Accounts', auth: 'none', errors: [401, 429],
+      summary:
+        'Sign in; returns a session token for the user endpoints. Failed attempts are throttled per address asked for and per ' +
+        'client address (429 with Retry-After; tiers in docs/decisions.md); a success forgets the account\'s failures',
       body: credentials.extend({ password: z.string().min(1).max(LIMITS.password.max) }),
       response: z.object({ token: z.string(), user }),
-      handle: ({ body }) => login(p, body.email, body.password),
+      handle: ({ body, req }) => login(p, body.email, body.password, req.ip ?? ''),
     }),
     route({
       method: 'post', path: '/auth/logout', tag: 'Accounts', auth: 'user', status: 204,
