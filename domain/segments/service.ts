@@ -3,12 +3,13 @@ import { syncContactSegments } from '../../actors/segment-sweep/sync.ts';
 import { DuplicateKeyError, type Filter } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { contacts, toContact } from '../contacts/collection.ts';
-import { dataFieldTypes, type DataType } from '../contacts/data-types.ts';
+import { dataFieldTypes, type DataFieldTypes } from '../contacts/data-types.ts';
 import { resolveContact } from '../contacts/service.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { memberId, segmentMembers, segments, slugOf, type SegmentDoc, type SegmentMemberDoc } from './collection.ts';
-import { compileCondition, type FilterCondition } from './filter.ts';
+import { compileCondition, conditionWarnings, type FilterCondition } from './filter.ts';
+import { conditionQuery } from './query.ts';
 import { clearPresence, currentMemberIds, dropPresence, forgetTrackedSegments, seedPresence } from './membership.ts';
 import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
 import { pageOf } from '../paging.ts';
@@ -28,20 +29,20 @@ export async function getSegmentDoc(p: Platform, projectId: string, id: string):
 export async function segmentContactFilter(
   p: Platform,
   segment: SegmentDoc,
-  types?: Record<string, DataType>,
+  types?: DataFieldTypes,
   now = new Date(),
 ): Promise<Filter> {
   const known = types ?? (await dataFieldTypes(p.store, segment.projectId));
-  return { projectId: segment.projectId, ...compileCondition(segment.condition, { now, types: known, strictTypes: false }) };
+  return { projectId: segment.projectId, ...(await conditionQuery(p.store, segment.projectId, segment.condition, now, known)) };
 }
 
 /** Current member count: one count on `contacts` (DYNAMIC) or on `segment_members` (STATIC). */
-async function memberCount(p: Platform, segment: SegmentDoc, types?: Record<string, DataType>): Promise<number> {
+async function memberCount(p: Platform, segment: SegmentDoc, types?: DataFieldTypes): Promise<number> {
   if (segment.type === 'STATIC') return segmentMembers(p.store).countDocuments({ projectId: segment.projectId, segmentId: segment._id });
   return contacts(p.store).countDocuments(await segmentContactFilter(p, segment, types));
 }
 
-const toSegment = (doc: SegmentDoc, count: number): Segment => ({
+const toSegment = (doc: SegmentDoc, count: number, warnings: Segment['warnings'] = []): Segment => ({
   id: doc._id,
   name: doc.name,
   slug: doc.slug,
@@ -52,7 +53,15 @@ const toSegment = (doc: SegmentDoc, count: number): Segment => ({
   trackMembership: doc.trackMembership,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
+  warnings,
 });
+
+/** The segment as the API shows it: its member count now, and how it reads mixed-type data keys. */
+async function segmentView(p: Platform, doc: SegmentDoc): Promise<Segment> {
+  if (doc.type === 'STATIC') return toSegment(doc, await memberCount(p, doc));
+  const types = await dataFieldTypes(p.store, doc.projectId);
+  return toSegment(doc, await memberCount(p, doc, types), conditionWarnings(doc.condition, { now: new Date(), types }));
+}
 
 /** Checks a condition against the project's current data key types: a 422 names each bad filter. */
 async function checkCondition(p: Platform, projectId: string, condition: unknown): Promise<FilterCondition> {
@@ -97,12 +106,11 @@ export async function createSegment(p: Platform, projectId: string, input: Creat
     throw err;
   }
   if (doc.trackMembership) forgetTrackedSegments(p.store, projectId);
-  return toSegment(doc, await memberCount(p, doc));
+  return segmentView(p, doc);
 }
 
 export async function getSegment(p: Platform, projectId: string, id: string): Promise<Segment> {
-  const doc = await getSegmentDoc(p, projectId, id);
-  return toSegment(doc, await memberCount(p, doc));
+  return segmentView(p, await getSegmentDoc(p, projectId, id));
 }
 
 /** Newest first, each with its current member count. */
@@ -149,7 +157,7 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
   if (!updated) throw notFound('Segment');
   if (current.trackMembership && !updated.trackMembership) await clearPresence(p, id);
   if (current.trackMembership || updated.trackMembership) forgetTrackedSegments(p.store, projectId);
-  return toSegment(updated, await memberCount(p, updated));
+  return segmentView(p, updated);
 }
 
 /** 204; campaigns and workflows that name it stop finding it. Static members go with it. */
