@@ -4,7 +4,7 @@ import type { Platform } from '../../runtime/platform.ts';
 import { contacts, type ContactDoc } from '../contacts/collection.ts';
 import { dataFieldTypes } from '../contacts/data-types.ts';
 import { memberId, segmentMembers, segments } from '../segments/collection.ts';
-import { compileCondition } from '../segments/filter.ts';
+import { conditionQuery } from '../segments/query.ts';
 
 /**
  * Who a campaign goes to, always subscribed contacts only (the spec's delivery table):
@@ -28,12 +28,12 @@ export async function audienceOf(p: Platform, campaign: CampaignState, now: Date
   if (campaign.audienceType === 'ALL') return { kind: 'contacts', filter: base };
   const types = await dataFieldTypes(p.store, campaign.projectId);
   if (campaign.audienceType === 'FILTERED') {
-    return { kind: 'contacts', filter: { $and: [base, compileCondition(campaign.audienceCondition, { now, types, strictTypes: false })] } };
+    return { kind: 'contacts', filter: { $and: [base, await conditionQuery(p.store, campaign.projectId, campaign.audienceCondition, now, types)] } };
   }
   const segment = await segments(p.store).findOne({ _id: campaign.segmentId!, projectId: campaign.projectId });
   if (!segment) throw new SegmentGoneError(campaign.segmentId!);
   if (segment.type === 'STATIC') return { kind: 'static', segmentId: segment._id };
-  return { kind: 'contacts', filter: { $and: [base, compileCondition(segment.condition, { now, types, strictTypes: false })] } };
+  return { kind: 'contacts', filter: { $and: [base, await conditionQuery(p.store, campaign.projectId, segment.condition, now, types)] } };
 }
 
 /** How many would receive it now; a deleted segment is reported, not read as empty. */

@@ -12,8 +12,20 @@ export function inferType(value: SimpleValue): DataType {
   return ISO_DATE.test(value) && !Number.isNaN(Date.parse(value)) ? 'date' : 'string';
 }
 
-/** A key seen with more than one type across a project's contacts is read as a string. */
-export const effectiveType = (types: DataType[]): DataType => (types.length === 1 ? types[0] : 'string');
+/**
+ * The types each data key has held in a project: one type, or every type recorded for it (a key
+ * with more than one is "mixed").
+ */
+export type DataFieldTypes = Record<string, DataType | readonly DataType[]>;
+
+/** The types a key has held, as a list (sorted, so messages name them in one order). */
+export const typesOf = (types: DataType | readonly DataType[]): DataType[] => (typeof types === 'string' ? [types] : [...types].sort());
+
+/** A key seen with more than one type across a project's contacts is read as a string (spec: contacts, rule 4). */
+export const effectiveType = (types: DataType | readonly DataType[]): DataType => {
+  const all = typesOf(types);
+  return all.length === 1 ? all[0] : 'string';
+};
 
 const seen = new Set<string>();
 
@@ -41,7 +53,8 @@ export async function recordDataTypes(store: DocumentStore, projectId: string, d
   }
 }
 
-export async function dataFieldTypes(store: DocumentStore, projectId: string): Promise<Record<string, DataType>> {
+/** Every type each data key of the project has held (`data_fields`). */
+export async function dataFieldTypes(store: DocumentStore, projectId: string): Promise<Record<string, DataType[]>> {
   const rows = await store.collection('data_fields').find({ projectId });
-  return Object.fromEntries(rows.map((r) => [r.key as string, effectiveType(r.types as DataType[])]));
+  return Object.fromEntries(rows.map((r) => [r.key as string, typesOf(r.types as DataType[])]));
 }

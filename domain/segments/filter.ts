@@ -6,7 +6,9 @@
  * The output uses only what the embedded store (mingo) and MongoDB/FerretDB agree on:
  * `$and $or $eq $ne $gt $gte $lt $lte $in $exists $regex $not`, on plain paths. Comparisons are
  * only ever made between values of one type (a data key's effective type decides), so the two
- * engines' cross-type rules never come into play.
+ * engines' cross-type rules never come into play. A key holding mixed types is read as text: a
+ * value's text is matched by listing the non-text values whose text matches (`textForms`,
+ * `mixedContains`), as no `$expr`/`$toString` is available on FerretDB.
  *
  * `matchesCondition` decides one document by running the same compiled filter through mingo,
  * the embedded store's engine, so deciding one contact can never drift from the query.
@@ -16,7 +18,7 @@ import * as queryOperatorModule from 'mingo/operators/query';
 import { Query } from 'mingo/query';
 import type { Filter } from '../../ports/store.ts';
 import { eventKey, type ContactDoc } from '../contacts/collection.ts';
-import { inferType, type DataType } from '../contacts/data-types.ts';
+import { effectiveType, inferType, typesOf, type DataFieldTypes, type DataType } from '../contacts/data-types.ts';
 import { AppError, type FieldError } from '../errors.ts';
 import { LIMITS } from '../limits.ts';
 
@@ -78,8 +80,16 @@ export const EMAIL_ACTIVITY: Record<string, string> = {
 export interface CompileOptions {
   /** The instant relative times (`within 7 days`) count back from. */
   now: Date;
-  /** The effective type of each data key in the project (`dataFieldTypes`). */
-  types: Record<string, DataType>;
+  /** The types each data key has held in the project (`dataFieldTypes`); a mixed key reads as text. */
+  types: DataFieldTypes;
+  /**
+   * The numbers each mixed key holds (`mixedTextKeys` names the keys a condition needs): `contains`
+   * on a mixed key matches a number whose text holds the value (10 contains "1"). Without them
+   * only text and booleans match, which is enough to validate a condition.
+   */
+  numbers?: Readonly<Record<string, readonly number[]>>;
+  /** Told of each filter whose answer depends on a mixed key (see `conditionWarnings`). */
+  onMixed?: (warning: MixedTypeWarning) => void;
   /**
    * true (the default; on create and update): a filter that does not fit its data key's current
    * type is a 422. false (when evaluating a saved segment whose key changed type since): such a
@@ -101,12 +111,68 @@ export function compileCondition(condition: unknown, options: CompileOptions): F
   return clause;
 }
 
-/** A reusable test of contact documents against a condition (compiled once). */
+/**
+ * A reusable test of contact documents against a condition (compiled once; per document when it
+ * searches a mixed key's text, whose numbers are then the document's own value).
+ */
 export function conditionMatcher(condition: unknown, options: Omit<CompileOptions, 'strictTypes'>): (doc: ContactDoc) => boolean {
+  const test = (clause: Clause, doc: ContactDoc) => (typeof clause === 'boolean' ? clause : new Query(clause, QUERY_OPTIONS).test(doc));
+  const searched = mixedTextKeys(condition, options.types);
+  if (searched.length > 0) {
+    return (doc) => {
+      const numbers = Object.fromEntries(searched.map((key) => [key, typeof doc.data?.[key] === 'number' ? [doc.data[key]] : []]));
+      return test(compile(condition, { ...options, numbers, strictTypes: false }), doc);
+    };
+  }
   const clause = compile(condition, { ...options, strictTypes: false });
   if (typeof clause === 'boolean') return () => clause;
   const query = new Query(clause, QUERY_OPTIONS);
   return (doc) => query.test(doc);
+}
+
+/** How a saved condition reads a data key that holds values of more than one type across contacts. */
+export interface MixedTypeWarning {
+  code: 'mixed_types';
+  /** The filter's field, e.g. `data.score`. */
+  field: string;
+  /** The filter's path in the condition, e.g. `condition.groups.0.filters.1`. */
+  filter: string;
+  /** The types the key has held, e.g. `['number', 'string']`. */
+  types: DataType[];
+  message: string;
+}
+
+/**
+ * The filters of a (saved, valid) condition whose answer depends on a mixed data key, each with
+ * how it is read: compared as text, or, for a filter that needs one type, matching no contact
+ * (its negation every contact). Presence (`exists`, `notExists`) does not depend on the type.
+ */
+export function conditionWarnings(condition: unknown, options: Pick<CompileOptions, 'now' | 'types' | 'path'>): MixedTypeWarning[] {
+  const warnings: MixedTypeWarning[] = [];
+  compile(condition, { ...options, strictTypes: false, onMixed: (w) => warnings.push(w) });
+  return warnings;
+}
+
+/** The mixed data keys a condition searches with contains/notContains: their numbers are needed to compile it. */
+export function mixedTextKeys(condition: unknown, types: DataFieldTypes): string[] {
+  const keys = new Set<string>();
+  const groups = isObject(condition) && Array.isArray(condition.groups) ? condition.groups : [];
+  for (const group of groups) {
+    for (const filter of isObject(group) && Array.isArray(group.filters) ? group.filters : []) {
+      if (!isObject(filter) || (filter.operator !== 'contains' && filter.operator !== 'notContains')) continue;
+      const key = mixedKeyOf(filter.field, types);
+      if (key !== undefined) keys.add(key);
+    }
+  }
+  return [...keys];
+}
+
+/** The data key a filter's field names, when that key is mixed. */
+function mixedKeyOf(field: unknown, types: DataFieldTypes): string | undefined {
+  if (typeof field !== 'string' || !field.startsWith('data.')) return undefined;
+  const key = field.slice('data.'.length);
+  const recorded = Object.hasOwn(types, key) ? types[key] : undefined;
+  return recorded !== undefined && typesOf(recorded).length > 1 ? key : undefined;
 }
 
 /**
@@ -177,18 +243,34 @@ function compile(condition: unknown, options: CompileOptions): Clause {
     }
     const clauses: Clause[] = [];
     filters.forEach((filter, j) => {
+      const where = `${groupPath}.filters.${j}`;
       try {
         clauses.push(compileFilter(filter, options));
+        noteMixed(filter, where, undefined, options);
       } catch (err) {
         if (!(err instanceof FilterProblem)) throw err;
-        if (err.fallback !== undefined && options.strictTypes === false) clauses.push(err.fallback);
-        else problem(`${groupPath}.filters.${j}`, err.message, err.code);
+        if (err.fallback !== undefined && options.strictTypes === false) {
+          clauses.push(err.fallback);
+          noteMixed(filter, where, err, options);
+        } else problem(where, err.message, err.code);
       }
     });
     compiled.push(and(clauses));
   });
   if (errors.length > 0) throw invalidCondition(errors);
   return logic === 'OR' ? or(compiled) : and(compiled);
+}
+
+/** Tells `onMixed` how a filter on a mixed key was read: as text, or (`mismatch`) as its fallback. */
+function noteMixed(filter: unknown, where: string, mismatch: FilterProblem | undefined, options: CompileOptions): void {
+  if (!options.onMixed || !isObject(filter)) return;
+  const key = mixedKeyOf(filter.field, options.types);
+  if (key === undefined || filter.operator === 'exists' || filter.operator === 'notExists') return;
+  const types = typesOf(options.types[key]);
+  const message = mismatch
+    ? `${mismatch.message}, so this filter matches ${mismatch.fallback ? 'every contact' : 'no contact'}`
+    : `${filter.field} holds ${types.join(' and ')} values across contacts, so this filter compares each value as text (5 as "5", true as "true")`;
+  options.onMixed({ code: 'mixed_types', field: filter.field as string, filter: where, types, message });
 }
 
 const invalidCondition = (errors: FieldError[]) =>
@@ -376,10 +458,24 @@ function cutoff(leaf: Leaf): string {
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Case-insensitive, literal substring. */
-function containsText(leaf: Leaf): Record<string, string> {
+function containsText(leaf: Leaf): { $regex: string; $options: string } {
   const v = leaf.value;
   if (typeof v === 'boolean' || v === '') fail(`${leaf.op} needs a non-empty text (or number) as value`);
   return { $regex: escapeRegex(String(v)), $options: 'i' };
+}
+
+/**
+ * `contains` on a mixed key, on each value's text: strings by the regex; numbers and booleans,
+ * which a regex never matches in the store, by listing those whose text matches (10 and 15
+ * contain "1", true contains "RU"). `numbers` are the ones the key holds. Plain query language,
+ * so SQLite, mingo and FerretDB (no `$expr`/`$toString` there) give the same answer.
+ */
+function mixedContains(path: string, regex: { $regex: string; $options: string }, numbers: readonly number[], negate: boolean): Filter {
+  const text = new RegExp(regex.$regex, 'i');
+  const others = [...numbers, true, false].filter((v) => text.test(String(v)));
+  if (others.length === 0) return negate ? { [path]: { $not: regex } } : { [path]: regex };
+  if (!negate) return { $or: [{ [path]: regex }, { [path]: { $in: others } }] };
+  return { $and: [{ [path]: { $not: regex } }, { [path]: { $not: { $in: others } } }] };
 }
 
 const ORDER: Partial<Record<FilterOperator, string>> = {
@@ -456,8 +552,15 @@ function timestampFilter(name: 'createdAt' | 'updatedAt', leaf: Leaf): Clause {
  * contact has yet has no type: then the value decides. A mixed key reads as a string.
  */
 function dataFilter(key: string, path: string, leaf: Leaf): Clause {
-  const type = leaf.options.types[key] as DataType | undefined;
-  const typeName = type === undefined ? '' : `${leaf.name} holds ${type === 'string' ? 'text' : `${type}s`}`;
+  const recorded = Object.hasOwn(leaf.options.types, key) ? leaf.options.types[key] : undefined;
+  const type = recorded === undefined ? undefined : effectiveType(recorded);
+  const mixed = recorded !== undefined && typesOf(recorded).length > 1;
+  const typeName =
+    type === undefined
+      ? ''
+      : mixed
+        ? `${leaf.name} holds ${typesOf(recorded).join(' and ')} values, read as text`
+        : `${leaf.name} holds ${type === 'string' ? 'text' : `${type}s`}`;
   switch (leaf.op) {
     case 'exists':
       return present(path);
@@ -488,6 +591,7 @@ function dataFilter(key: string, path: string, leaf: Leaf): Clause {
       const negate = leaf.op === 'notContains';
       const regex = containsText(leaf);
       if (type === 'number' || type === 'boolean') return mismatch(`${typeName}; ${leaf.op} looks inside text only`, negate);
+      if (mixed) return mixedContains(path, regex, leaf.options.numbers?.[key] ?? [], negate);
       return negate ? { [path]: { $not: regex } } : { [path]: regex };
     }
     case 'within':

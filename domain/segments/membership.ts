@@ -4,7 +4,7 @@
 import type { Doc, DocumentStore } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { contacts, type ContactDoc } from '../contacts/collection.ts';
-import { dataFieldTypes, type DataType } from '../contacts/data-types.ts';
+import { dataFieldTypes, type DataFieldTypes } from '../contacts/data-types.ts';
 import type { SimpleValue } from '../contacts/schema.ts';
 import { nowIso } from '../ids.ts';
 import { memberId, segmentMembers, segments, type SegmentDoc } from './collection.ts';
@@ -88,7 +88,7 @@ export async function membershipChanges(
   contact: ContactDoc,
   tracked: SegmentDoc[],
   now: Date,
-  types?: Record<string, DataType>,
+  types?: DataFieldTypes,
 ): Promise<MembershipChange[]> {
   if (tracked.length === 0) return [];
   const ids = tracked.map((s) => memberId(s._id, contact._id));

@@ -103,6 +103,21 @@ export const segmentSchema = z.object({
   trackMembership: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  warnings: z
+    .array(
+      z.object({
+        code: z.literal('mixed_types'),
+        field: z.string().describe('The filter’s field, e.g. data.score'),
+        filter: z.string().describe('The filter’s path, e.g. condition.groups.0.filters.1'),
+        types: z.array(z.enum(['string', 'number', 'boolean', 'date'])).describe('The types the key holds across contacts'),
+        message: z.string().describe('How the filter reads the key: as text, or matching no (or every) contact'),
+      }),
+    )
+    .describe(
+      'Filters whose data key holds values of more than one type across contacts. Such a key is read as text: ' +
+        'equals, notEquals, contains and notContains compare each value’s text (5 as "5", true as "true"); a filter ' +
+        'that needs one type (comparisons, within, olderThan) matches no contact. Empty when nothing is mixed.',
+    ),
 });
 export type Segment = z.infer<typeof segmentSchema>;
 

@@ -3,12 +3,13 @@ import { syncContactSegments } from '../../actors/segment-sweep/sync.ts';
 import { DuplicateKeyError, type Filter } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { contacts, toContact } from '../contacts/collection.ts';
-import { dataFieldTypes, type DataType } from '../contacts/data-types.ts';
+import { dataFieldTypes, type DataFieldTypes } from '../contacts/data-types.ts';
 import { resolveContact } from '../contacts/service.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { memberId, segmentMembers, segments, slugOf, type SegmentDoc, type SegmentMemberDoc } from './collection.ts';
-import { compileCondition, type FilterCondition } from './filter.ts';
+import { compileCondition, conditionWarnings, type FilterCondition } from './filter.ts';
+import { conditionQuery } from './query.ts';
 import { clearPresence, currentMemberIds, dropPresence, forgetTrackedSegments, seedPresence } from './membership.ts';
 import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
 import { pageOf } from '../paging.ts';
@@ -28,20 +29,20 @@ export async function getSegmentDoc(p: Platform, projectId: string, id: string):
 export async function segmentContactFilter(
   p: Platform,
   segment: SegmentDoc,
-  types?: Record<string, DataType>,
+  types?: DataFieldTypes,
   now = new Date(),
 ): Promise<Filter> {
   const known = types ?? (await dataFieldTypes(p.store, segment.projectId));
-  return { projectId: segment.projectId, ...compileCondition(segment.condition, { now, types: known, strictTypes: false }) };
+  return { projectId: segment.projectId, ...(await conditionQuery(p.store, segment.projectId, segment.condition, now, known)) };
 }
 
 /** Current member count: one count on `contacts` (DYNAMIC) or on `segment_members` (STATIC). */
-async function memberCount(p: Platform, segment: SegmentDoc, types?: Record<string, DataType>): Promise<number> {
+async function memberCount(p: Platform, segment: SegmentDoc, types?: DataFieldTypes): Promise<number> {
   if (segment.type === 'STATIC') return segmentMembers(p.store).countDocuments({ projectId: segment.projectId, segmentId: segment._id });
   return contacts(p.store).countDocuments(await segmentContactFilter(p, segment, types));
 }
 
-const toSegment = (doc: SegmentDoc, count: number): Segment => ({
+const toSegment = (doc: SegmentDoc, count: number, warnings: Segment['warnings'] = []): Segment => ({
   id: doc._id,
   name: doc.name,
   slug: doc.slug,
@@ -52,7 +53,15 @@ const toSegment = (doc: SegmentDoc, count: number): Segment => ({
   trackMembership: doc.trackMembership,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
+  warnings,
 });
+
+/** The segment as the API shows it: its member count now, and how it reads mixed-type data keys. */
+async function segmentView(p: Platform, doc: SegmentDoc): Promise<Segment> {
+  if (doc.type === 'STATIC') return toSegment(doc, await memberCount(p, doc));
+  const types = await dataFieldTypes(p.store, doc.projectId);
+  return toSegment(doc, await memberCount(p, doc, types), conditionWarnings(doc.condition, { now: new Date(), types }));
+}
 
 /** Checks a condition against the project's current data key types: a 422 names each bad filter. */
 async function checkCondition(p: Platform, projectId: string, condition: unknown): Promise<FilterCondition> {
@@ -86,9 +95,9 @@ export async function createSegment(p: Platform, projectId: string, input: Creat
     createdAt: at,
     updatedAt: at,
   };
-  // Counted before it is saved: a condition the store fails to count is never saved (it would
+  // Counted (its view) before it is saved: a condition the store fails to count is never saved (it would
   // fail every list of the project's segments after).
-  const count = await memberCount(p, doc);
+  const view = await segmentView(p, doc);
   // Tracking starts with the current members present and no entry events (seeded before the
   // segment is visible as tracked, so neither the sweep nor a contact's turn sees it unseeded).
   if (doc.trackMembership) await seedPresence(p, doc, await currentMemberIds(p, doc, (s) => segmentContactFilter(p, s)));
@@ -100,12 +109,11 @@ export async function createSegment(p: Platform, projectId: string, input: Creat
     throw err;
   }
   if (doc.trackMembership) forgetTrackedSegments(p.store, projectId);
-  return toSegment(doc, count);
+  return view;
 }
 
 export async function getSegment(p: Platform, projectId: string, id: string): Promise<Segment> {
-  const doc = await getSegmentDoc(p, projectId, id);
-  return toSegment(doc, await memberCount(p, doc));
+  return segmentView(p, await getSegmentDoc(p, projectId, id));
 }
 
 /** Newest first, each with its current member count. */
@@ -139,7 +147,7 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
   // the (new) members, silently. Turned off: the set is emptied.
   const next = { ...current, ...set };
   // A new condition is counted before it is saved, as on create.
-  const counted = set.condition !== undefined ? await memberCount(p, next) : undefined;
+  const viewed = set.condition !== undefined ? await segmentView(p, next) : undefined;
   const tracking = set.trackMembership ?? current.trackMembership;
   if (tracking && (!current.trackMembership || set.condition !== undefined)) {
     await seedPresence(p, next, await currentMemberIds(p, next, (s) => segmentContactFilter(p, s)));
@@ -154,7 +162,7 @@ export async function patchSegment(p: Platform, projectId: string, id: string, i
   if (!updated) throw notFound('Segment');
   if (current.trackMembership && !updated.trackMembership) await clearPresence(p, id);
   if (current.trackMembership || updated.trackMembership) forgetTrackedSegments(p.store, projectId);
-  return toSegment(updated, counted ?? (await memberCount(p, updated)));
+  return viewed ?? (await segmentView(p, updated));
 }
 
 /** 204; campaigns and workflows that name it stop finding it. Static members go with it. */

@@ -226,7 +226,8 @@ describe('each operator on each field kind, through real contacts and events', (
         [{ field: 'data.code', operator: 'equals', value: '5' }, ['ann', 'bob']],
         [{ field: 'data.code', operator: 'equals', value: 5 }, ['ann', 'bob']],
         [{ field: 'data.code', operator: 'notEquals', value: 5 }, ['cat', 'dan']],
-        [{ field: 'data.code', operator: 'contains', value: '5' }, ['bob', 'cat']],
+        [{ field: 'data.code', operator: 'contains', value: '5' }, ['ann', 'bob', 'cat']],
+        [{ field: 'data.code', operator: 'notContains', value: '5' }, ['dan']],
         // a key no contact has
         [{ field: 'data.nothing', operator: 'notEquals', value: 'x' }, ALL],
         [{ field: 'data.nothing', operator: 'greaterThan', value: 1 }, []],
@@ -350,6 +351,70 @@ describe('email activity (real sends, opens, clicks and bounces)', () => {
   });
 });
 
+describe('a data key holding values of more than one type across contacts is read as text (spec: contacts, rule 4)', () => {
+  let m: ProjectAccess;
+  /** Saved while `score` held numbers only: greaterThan 7. */
+  let numeric: { id: string; memberCount: number; [key: string]: unknown };
+  const byText = (values: unknown[]) => values.sort((x, y) => String(x).localeCompare(String(y)));
+
+  beforeAll(async () => {
+    m = await newProject(instance, 'Segments mixed');
+    for (const score of [5, 10, 15]) await createContact(m.api, { email: `score-${score}@mixed.example`, data: { score } });
+    numeric = await createSegment(m.api, { condition: one({ field: 'data.score', operator: 'greaterThan', value: 7 }) });
+    await createContact(m.api, { email: 'score-abc@mixed.example', data: { score: 'abc' } });
+  });
+
+  /** The scores of a new segment's members, checked against its count. */
+  async function scores(f: Filter): Promise<unknown[]> {
+    const segment = await createSegment(m.api, { condition: one(f) });
+    const page = await contactsOf(m.api, segment.id);
+    expect(page.total).toBe(segment.memberCount);
+    return byText(page.contacts.map((c) => c.data.score));
+  }
+
+  it.each(
+    table([
+      [{ field: 'data.score', operator: 'contains', value: '1' }, [10, 15] as never],
+      [{ field: 'data.score', operator: 'notContains', value: '1' }, [5, 'abc'] as never],
+      [{ field: 'data.score', operator: 'contains', value: 'B' }, ['abc'] as never],
+      [{ field: 'data.score', operator: 'equals', value: '10' }, [10] as never],
+      [{ field: 'data.score', operator: 'equals', value: 15 }, [15] as never],
+      [{ field: 'data.score', operator: 'notEquals', value: '5' }, [10, 15, 'abc'] as never],
+      [{ field: 'data.score', operator: 'exists' }, [10, 15, 5, 'abc'] as never],
+    ]),
+  )('compares the text of every value: %s', async (_label, f, expected) => {
+    expect(await scores(f)).toEqual(byText([...(expected as unknown[])]));
+  });
+
+  it('says so on the segment: each filter on a mixed key and how it is read, on create, GET and PATCH', async () => {
+    const created = await createSegment(m.api, { condition: one({ field: 'data.score', operator: 'contains', value: '1' }) });
+    const warning = {
+      code: 'mixed_types',
+      field: 'data.score',
+      filter: FILTER,
+      types: ['number', 'string'],
+      message: expect.stringContaining('compares each value as text'),
+    };
+    expect(created.warnings).toEqual([warning]);
+    expect((await m.api.get(`/segments/${created.id}`)).body.data.warnings).toEqual([warning]);
+    const patched = await m.api.patch(`/segments/${created.id}`, { condition: one({ field: 'data.score', operator: 'exists' }) });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.warnings).toEqual([]); // presence does not depend on the type
+    const list = await m.api.get('/segments');
+    expect(Object.keys(list.body.data[0]).sort()).toEqual(['createdAt', 'id', 'memberCount', 'name', 'trackMembership', 'type']);
+  });
+
+  it('a segment saved while the key held numbers only shows that its comparison now matches no contact', async () => {
+    expect(numeric.memberCount).toBe(2);
+    expect(numeric.warnings).toEqual([]);
+    const now = await m.api.get(`/segments/${numeric.id}`);
+    expect(now.body.data.memberCount).toBe(0);
+    expect(now.body.data.warnings).toEqual([
+      expect.objectContaining({ field: 'data.score', filter: FILTER, message: expect.stringContaining('so this filter matches no contact') }),
+    ]);
+  });
+});
+
 describe('refused conditions: 422 naming the filter', () => {
   const refused = async (condition: unknown, field = FILTER) => {
     const res = await a.api.post('/segments', { name: `Refused ${++seq}`, condition });
@@ -421,6 +486,7 @@ describe('the segment resource', () => {
       trackMembership: false,
       createdAt: expect.any(String),
       updatedAt: s.createdAt,
+      warnings: [],
     });
     expect((await a.api.get(`/segments/${s.id}`)).body.data).toEqual(s);
   });

@@ -3,13 +3,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Query } from 'mingo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
 import { openStore } from '../harness/store.ts';
 import { eventKey, type ContactDoc, type EventStat } from '../../domain/contacts/collection.ts';
-import type { DataType } from '../../domain/contacts/data-types.ts';
+import type { DataFieldTypes, DataType } from '../../domain/contacts/data-types.ts';
 import { AppError } from '../../domain/errors.ts';
-import { compileCondition, conditionMatcher, matchesCondition, type CompileOptions } from '../../domain/segments/filter.ts';
+import { compileCondition, conditionMatcher, conditionWarnings, matchesCondition, type CompileOptions } from '../../domain/segments/filter.ts';
+import { conditionQuery } from '../../domain/segments/query.ts';
 
 const now = new Date('2025-06-15T12:00:00.000Z');
 const ago = (ms: number) => new Date(now.getTime() - ms).toISOString();
@@ -69,7 +71,7 @@ const contacts: ContactDoc[] = [
 const ALL = ['ann', 'bob', 'cat', 'dan'];
 
 /** The project's data key types: `code` was seen as a number and as a string, so it reads as text. */
-const types: Record<string, DataType> = { plan: 'string', age: 'number', vip: 'boolean', renews: 'date', code: 'string' };
+const types: DataFieldTypes = { plan: 'string', age: 'number', vip: 'boolean', renews: 'date', code: ['number', 'string'] };
 
 let store: SqliteStore;
 let dir: string;
@@ -92,7 +94,10 @@ const options = (extra: Partial<CompileOptions> = {}): CompileOptions => ({ now,
 
 /** The ids the store returns for the compiled condition, checked against matchesCondition per document. */
 async function members(condition: unknown, extra: Partial<CompileOptions> = {}): Promise<string[]> {
-  const filter = compileCondition(condition, options(extra));
+  const opts = options(extra);
+  if (opts.strictTypes !== false) compileCondition(condition, opts); // a segment with it can be saved
+  // As the segment query runs it: lenient, with the numbers a mixed key holds read from the store.
+  const filter = await conditionQuery(store, 'p1', condition, opts.now, opts.types);
   const found = await store.collection<ContactDoc>('contacts').find({ projectId: 'p1', ...filter });
   const ids = found.map((d) => d._id).sort();
   const decided = contacts.filter((doc) => matchesCondition(condition, doc, { now, types: extra.types ?? types })).map((d) => d._id);
@@ -348,8 +353,9 @@ describe('data.<key>', () => {
         [{ field: 'data.code', operator: 'equals', value: 5 }, ['ann', 'bob']],
         [{ field: 'data.code', operator: 'equals', value: '5.0' }, []], // the text "5.0" is not the text "5"
         [{ field: 'data.code', operator: 'notEquals', value: 5 }, ['cat', 'dan']],
-        // Only values stored as text are searched: the number 5 contains no text.
-        [{ field: 'data.code', operator: 'contains', value: '5' }, ['bob', 'cat']],
+        // Every value is searched as its text: the number 5 is "5".
+        [{ field: 'data.code', operator: 'contains', value: '5' }, ['ann', 'bob', 'cat']],
+        [{ field: 'data.code', operator: 'notContains', value: '5' }, ['dan']],
         [{ field: 'data.code', operator: 'notContains', value: 'x' }, ['ann', 'bob', 'dan']],
         [{ field: 'data.code', operator: 'exists' }, ['ann', 'bob', 'cat']],
       ]),
@@ -359,6 +365,54 @@ describe('data.<key>', () => {
 
     it('refuses number comparisons on it', () => {
       expect(refusal(one({ field: 'data.code', operator: 'greaterThan', value: 4 }))[0]).toMatchObject({ field: FILTER, code: 'type_mismatch' });
+    });
+
+    it('searches numbers and booleans by their text, in the query and for one document alike', () => {
+      const docs = [5, 10, 15, 'abc', true].map((score, i) => ({ ...contacts[3], _id: `s${i}`, data: { score } }));
+      const scoreTypes = { score: ['number', 'string', 'boolean'] as DataType[] };
+      const matching = (operator: string, value: string) => {
+        const condition = one({ field: 'data.score', operator, value });
+        // The query lists the key's numbers whose text matches; one document is its own list.
+        const query = compileCondition(condition, { now, types: scoreTypes, numbers: { score: [5, 10, 15] }, strictTypes: false });
+        const viaQuery = docs.filter((d) => new Query(query).test(d)).map((d) => d.data.score);
+        const oneByOne = docs.filter(conditionMatcher(condition, { now, types: scoreTypes })).map((d) => d.data.score);
+        expect(oneByOne, 'one document is decided as the query decides it').toEqual(viaQuery);
+        return { query, members: viaQuery };
+      };
+      expect(matching('contains', '1')).toEqual({
+        query: { $or: [{ 'data.score': { $regex: '1', $options: 'i' } }, { 'data.score': { $in: [10, 15] } }] },
+        members: [10, 15],
+      });
+      expect(matching('notContains', '1').members).toEqual([5, 'abc', true]);
+      expect(matching('contains', 'RU').members).toEqual([true]);
+      expect(matching('contains', 'ab').members).toEqual(['abc']);
+    });
+
+    it('says how a saved condition reads a mixed key: as text, or matching no contact', () => {
+      const condition = {
+        logic: 'OR',
+        groups: [
+          { filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }, { field: 'data.code', operator: 'contains', value: '5' }] },
+          { filters: [{ field: 'data.code', operator: 'greaterThan', value: 4 }, { field: 'data.code', operator: 'exists' }] },
+        ],
+      };
+      expect(conditionWarnings(condition, { now, types })).toEqual([
+        {
+          code: 'mixed_types',
+          field: 'data.code',
+          filter: 'condition.groups.0.filters.1',
+          types: ['number', 'string'],
+          message: 'data.code holds number and string values across contacts, so this filter compares each value as text (5 as "5", true as "true")',
+        },
+        {
+          code: 'mixed_types',
+          field: 'data.code',
+          filter: 'condition.groups.1.filters.0',
+          types: ['number', 'string'],
+          message: 'data.code holds number and string values, read as text; greaterThan compares numbers only, so this filter matches no contact',
+        },
+      ]);
+      expect(conditionWarnings(one({ field: 'data.age', operator: 'greaterThan', value: 4 }), { now, types })).toEqual([]);
     });
 
     it('equals "true" matches the boolean true and the text "true" on a text key', async () => {
@@ -532,9 +586,10 @@ describe('logic and groups', () => {
         { filters: [{ field: 'data.renews', operator: 'within', value: 1, unit: 'days' }, { field: 'event.a', operator: 'lessThan', value: 3 }] },
         { filters: [{ field: 'event.a', operator: 'notTriggered' }, { field: 'createdAt', operator: 'olderThan', value: 1, unit: 'hours' }] },
         { filters: [{ field: 'data.code', operator: 'equals', value: 5 }, { field: 'data.age', operator: 'greaterThanOrEqual', value: 1 }] },
+        { filters: [{ field: 'data.code', operator: 'contains', value: '1' }, { field: 'data.code', operator: 'notContains', value: 'e' }] },
       ],
     };
-    walk(compileCondition(everything, options()));
+    walk(compileCondition(everything, options({ numbers: { code: [1, 2] } })));
     expect([...seen].filter((op) => !allowed.has(op))).toEqual([]);
     expect(seen.size).toBeGreaterThan(8);
   });
