@@ -5,6 +5,7 @@ import type { Contact, SimpleValue } from '../../domain/contacts/schema.ts';
 import { AppError } from '../../domain/errors.ts';
 import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
+import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
 import { applyPresence, isMembershipEventName, membershipChanges, trackedSegments } from '../../domain/segments/membership.ts';
 import { segments, type SegmentDoc } from '../../domain/segments/collection.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
@@ -214,11 +215,11 @@ async function syncMembership(p: Platform, ctx: Ctx, now: Date, tracked: Segment
   return ids;
 }
 
-/** DELETE /contacts/:id: the contact with its events, email history and segment memberships. */
+/** DELETE /contacts/:id: the contact with its events and segment memberships; its emails stay, anonymised. */
 async function deleteEverything(p: Platform, ctx: Ctx, projectId: string): Promise<void> {
   const owned = { projectId, contactId: ctx.id };
+  await anonymiseContactEmails(p, projectId, ctx.id); // before the events: it reads the complaints
   await eventsOf(p.store).deleteMany(owned);
-  await p.store.collection('emails').deleteMany(owned);
   await p.store.collection('segment_members').deleteMany(owned);
   await p.store.collection('segment_presence').deleteMany(owned);
   await contacts(p.store).deleteOne({ _id: ctx.id });

@@ -171,13 +171,15 @@ export async function campaignStats(p: Platform, projectId: string, id: string) 
     // missing field, which FerretDB and MongoDB need not treat alike.
     const sent = await emails(p).find(
       { projectId, sourceId: id, status: { $in: ['DELIVERED', 'BOUNCED'] } },
-      { projection: { _id: 1, opens: 1, clicks: 1 } as Record<string, 1> },
+      { projection: { _id: 1, opens: 1, clicks: 1, complained: 1 } as Record<string, 1> },
     );
     for (const e of sent as (EmailDoc & { opens?: number; clicks?: number })[]) {
       opens += e.opens ?? 0;
       clicks += e.clicks ?? 0;
+      // A deleted contact's complaint lives on its email (anonymise.ts); a living one's is its event.
+      if (e.complained) complaints++;
     }
-    const ids = sent.map((e) => e._id);
+    const ids = sent.filter((e) => !e.complained).map((e) => e._id);
     for (let i = 0; i < ids.length; i += 1000) {
       complaints += await events(p.store).countDocuments({ projectId, name: 'email.complaint', 'data.emailId': { $in: ids.slice(i, i + 1000) } });
     }

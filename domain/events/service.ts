@@ -8,6 +8,7 @@ import { AppError, invalid, notFound } from '../errors.ts';
 import type { Attempt } from '../idempotency.ts';
 import { newId } from '../ids.ts';
 import { eventView, events, isSystemEventName } from './collection.ts';
+import { decodeEventCursor, encodeEventCursor, olderThan } from './cursor.ts';
 
 export interface TrackInput {
   email: string;
@@ -48,17 +49,38 @@ export async function track(p: Platform, projectId: string, input: TrackInput, a
 /** The spec's "newest first": by the event's time, ties by id. */
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 
-export async function listEvents(p: Platform, projectId: string, query: { name?: string; limit: number }) {
-  const filter: Filter = { projectId };
-  if (query.name !== undefined) filter.name = query.name;
-  const docs = await events(p.store).find(filter, { sort: NEWEST_FIRST, limit: query.limit });
-  return docs.map(eventView);
+export interface EventPageQuery {
+  limit: number;
+  cursor?: string;
 }
 
-export async function contactEvents(p: Platform, projectId: string, contactId: string, limit: number) {
+/** GET /events: the project's events newest first, `name` an exact filter, a page at a time. */
+export function listEvents(p: Platform, projectId: string, query: EventPageQuery & { name?: string }) {
+  const filter: Filter = { projectId };
+  if (query.name !== undefined) filter.name = query.name;
+  return pageOfEvents(p, { ...filter, ...startAfter(query.cursor) }, query.limit);
+}
+
+/** GET /events/contact/:id: one contact's events newest first, a page at a time. */
+export async function contactEvents(p: Platform, projectId: string, contactId: string, query: EventPageQuery) {
+  const after = startAfter(query.cursor); // a bad cursor is a 422 whether or not the contact exists
   await getContactDoc(p, projectId, contactId);
-  const docs = await events(p.store).find({ projectId, contactId }, { sort: NEWEST_FIRST, limit });
-  return docs.map(eventView);
+  return pageOfEvents(p, { projectId, contactId, ...after }, query.limit);
+}
+
+const startAfter = (cursor: string | undefined): Filter => (cursor === undefined ? {} : olderThan(decodeEventCursor(cursor)));
+
+/** One page, and where the next one starts (null on the last page). One more is read to know. */
+async function pageOfEvents(p: Platform, filter: Filter, limit: number) {
+  const docs = await events(p.store).find(filter, { sort: NEWEST_FIRST, limit: limit + 1 });
+  const hasMore = docs.length > limit;
+  const page = docs.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    events: page.map(eventView),
+    nextCursor: hasMore ? encodeEventCursor({ createdAt: last.createdAt, id: last._id }) : null,
+    hasMore,
+  };
 }
 
 /** Distinct names, most frequent first. */

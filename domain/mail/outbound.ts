@@ -23,6 +23,7 @@ export interface EmailDoc extends Doc {
   source: 'send' | 'campaign' | 'workflow' | 'system';
   sourceId?: string;
   templateId?: string;
+  /** The recipient's address; removed, with everything else personal, when the contact is deleted (anonymise.ts). */
   to: string;
   toName?: string;
   from: string;
@@ -47,6 +48,8 @@ export interface EmailDoc extends Doc {
   createdAt: string;
   sentAt?: string;
   deliveredAt?: string;
+  /** Set when the contact, and with it the `email.complaint` event about this email, is deleted. */
+  complained?: boolean;
 }
 
 export interface Attachment {

@@ -81,7 +81,7 @@ export async function recordEngagement(p: Platform, e: Engagement, policy: Retry
   if (!fresh) return 'repeat';
 
   const email = await withRetry(policy, () => emails(p).findOne({ _id: e.emailId }, { projection: { projectId: 1, contactId: 1 } }));
-  // Gone with its contact (DELETE /contacts/:id removes the email history), or a system email.
+  // Its contact deleted (the record stays, anonymised: mail/anonymise.ts), or a system email.
   if (!email?.contactId || !email.projectId) return 'unknown-email';
 
   const at = nowIso();

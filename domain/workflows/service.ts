@@ -265,14 +265,26 @@ export async function deleteTransition(p: Platform, projectId: string, workflowI
 
 /** Newest first, page-numbered, optionally by status. */
 export async function listExecutions(p: Platform, projectId: string, workflowId: string, query: ListExecutionsQuery) {
-  await getWorkflowDoc(p, projectId, workflowId);
-  const filter: Filter = { workflowId, ...(query.status ? { status: query.status } : {}) };
+  await checkExecutionsReadable(p, projectId, workflowId);
+  const filter: Filter = { workflowId, projectId, ...(query.status ? { status: query.status } : {}) };
   const collection = workflowExecutions(p.store);
   const [docs, total] = await Promise.all([
     collection.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (query.page - 1) * query.pageSize, limit: query.pageSize }),
     collection.countDocuments(filter),
   ]);
   return { executions: docs.map(toExecution), ...pageOf(query, total) };
+}
+
+/**
+ * Executions are history: they stay readable, as they ended (those in progress CANCELLED), after
+ * their workflow is deleted. Only an id that names no workflow of the project and left no
+ * execution in it is a 404.
+ */
+async function checkExecutionsReadable(p: Platform, projectId: string, workflowId: string): Promise<void> {
+  const doc = await workflows(p.store).findOne({ _id: workflowId });
+  if (doc && doc.projectId === projectId && !doc.deleting) return;
+  const left = await workflowExecutions(p.store).findOne({ workflowId, projectId }, { projection: { _id: 1 } });
+  if (!left) throw notFound('Workflow');
 }
 
 /** Cancels one RUNNING or WAITING execution (409 INVALID_STATE for one that has ended). */

@@ -256,6 +256,43 @@ describe('campaigns', () => {
     expect(list.body.data.campaigns[0].id).toBe(copy.body.data.id);
     expect((await s.project.api.get('/campaigns?pageSize=101')).status).toBe(422);
   });
+
+  it('a sent campaign’s stats are history: deleting its recipients leaves delivered, opens, bounces and complaints as they were', async () => {
+    const s = await setup(instance);
+    const tag = unique('history');
+    const [opener, complainer, quiet] = [`${tag}-open@customer.example`, `${tag}-complain@customer.example`, `${tag}-quiet@customer.example`];
+    const bouncing = `${tag}-bounce@customer.example`;
+    instance.smtp.rejectRecipients.add(bouncing);
+    await addContacts(s, [{ email: opener }, { email: complainer }, { email: quiet }, { email: bouncing }]);
+    const subject = unique('history');
+    const c = await createCampaign(s, subject);
+    await s.project.api.post(`/campaigns/${c.id}/send`, {});
+    await waitForStatus(s, c.id, 'SENT');
+    const mailTo = (to: string) => instance.smtp.waitFor((m) => m.parsed.subject === subject && m.rcptTo.includes(to), 20_000);
+    const opened = await mailTo(opener);
+    const pixel = /src="([^"]*\/t\/open\/[^"]+)"/.exec(opened.parsed.html ?? '')![1].replace(/&amp;/g, '&');
+    expect((await fetch(pixel)).status).toBe(200);
+    const complainedId = /^<([^@>]+)@/.exec((await mailTo(complainer)).parsed.messageId ?? '')![1];
+    expect((await s.project.api.post('/v1/complaints', { emailId: complainedId })).status).toBe(202);
+
+    const full = { delivered: 3, opens: 1, clicks: 0, bounces: 1, complaints: 1 };
+    const stats = async () => (await s.project.api.get(`/campaigns/${c.id}/stats`)).body.data;
+    let last: unknown;
+    await eventually(async () => {
+      last = await stats();
+      return JSON.stringify(last) === JSON.stringify(full) ? true : undefined;
+    }, byMode({ embedded: 20_000, distributed: 60_000 }), 'the open and the complaint to be counted').catch((err) => {
+      throw new Error(`${(err as Error).message}; last stats: ${JSON.stringify(last)}`);
+    });
+
+    for (const address of [opener, complainer, bouncing]) {
+      const found = await s.project.api.get(`/contacts?search=${encodeURIComponent(address)}`);
+      expect((await s.project.api.delete(`/contacts/${found.body.data.contacts[0].id}`)).status).toBe(204);
+    }
+    expect(await stats()).toEqual(full);
+    // The deleted contact's email names no one any more: a later complaint about it finds nothing.
+    expect((await s.project.api.post('/v1/complaints', { emailId: complainedId })).status).toBe(404);
+  });
 });
 
 describe('cancelling a campaign while it sends', () => {

@@ -356,6 +356,104 @@ describe('events endpoints', () => {
     });
   });
 
+  describe('paging with `cursor`', () => {
+    let project: ProjectAccess;
+    let contactId: string;
+    /** The ids of the events the contact's calls recorded (the tracked ones; the subscription changes come on top). */
+    const trackedIds: string[] = [];
+
+    type Page = { events: EventRecord[]; nextCursor: string | null; hasMore: boolean };
+    async function page(path: string, params: Record<string, string | number>): Promise<Page> {
+      const res = await project.api.get(`${path}${q(params)}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return { events: res.body.data, nextCursor: res.body.nextCursor, hasMore: res.body.hasMore };
+    }
+    /** Follows `nextCursor` until `hasMore` is false. */
+    async function readAll(path: string, params: Record<string, string | number>): Promise<EventRecord[]> {
+      const all: EventRecord[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; ; pages++) {
+        expect(pages).toBeLessThan(100);
+        const current: Page = await page(path, cursor === null ? params : { ...params, cursor });
+        expect(current.events.length).toBeLessThanOrEqual(Number(params.limit));
+        all.push(...current.events);
+        if (!current.hasMore) {
+          expect(current.nextCursor).toBeNull();
+          return all;
+        }
+        expect(typeof current.nextCursor).toBe('string');
+        cursor = current.nextCursor;
+      }
+    }
+    const newestFirst = (a: EventRecord, b: EventRecord) => b.createdAt.localeCompare(a.createdAt) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0);
+
+    beforeAll(async () => {
+      project = await newProject(instance, 'Events paging');
+      const who = email('history');
+      // Each call after the first flips the subscription: its event and the contact.subscribed or
+      // contact.unsubscribed it causes are recorded in one turn, at the same instant (a tie of time).
+      for (let i = 0; i < 60; i++) {
+        const res = await track(project.api, who, i % 2 ? 'opened-app' : 'visited', { subscribed: i % 2 === 1 });
+        contactId = res.contact;
+        trackedIds.push(res.event);
+      }
+    });
+
+    it('reads a contact’s whole history past 100 events page by page: each event once, none missing, newest first, ties of time included', async () => {
+      const everything = await readAll(`/events/contact/${contactId}`, { limit: 7 }); // odd: pages end inside ties
+      expect(everything.length).toBe(119); // 60 tracked, 59 subscription changes
+      expect(new Set(everything.map((e) => e.id)).size).toBe(everything.length);
+      expect(everything.map((e) => e.id)).toEqual([...everything].sort(newestFirst).map((e) => e.id));
+      for (const id of trackedIds) expect(everything.map((e) => e.id)).toContain(id);
+      const instants = everything.map((e) => e.createdAt);
+      expect(new Set(instants).size).toBeLessThan(instants.length); // the ties are really there
+      // Larger pages give the same sequence.
+      expect((await readAll(`/events/contact/${contactId}`, { limit: 100 })).map((e) => e.id)).toEqual(everything.map((e) => e.id));
+    });
+
+    it('pages GET /events the same way, with and without a name filter', async () => {
+      const everything = await readAll('/events', { limit: 9 });
+      expect(everything.map((e) => e.id)).toEqual((await readAll(`/events/contact/${contactId}`, { limit: 100 })).map((e) => e.id));
+      const visits = await readAll('/events', { name: 'visited', limit: 4 });
+      expect(visits.map((e) => e.id)).toEqual(everything.filter((e) => e.name === 'visited').map((e) => e.id));
+      expect(visits).toHaveLength(30);
+    });
+
+    it('keeps `data` the array of events and puts `nextCursor` and `hasMore` beside it; the last page says so', async () => {
+      const first = await project.api.get('/events?limit=100');
+      expect(Array.isArray(first.body.data)).toBe(true);
+      expect(first.body).toMatchObject({ success: true, hasMore: true });
+      expect(typeof first.body.nextCursor).toBe('string');
+      const last = await project.api.get(`/events${q({ limit: 100, cursor: first.body.nextCursor })}`);
+      expect(last.body).toMatchObject({ success: true, hasMore: false, nextCursor: null });
+      expect(last.body.data).toHaveLength(19);
+    });
+
+    it('continues where the page ended when newer events arrive in between', async () => {
+      const first = await page(`/events/contact/${contactId}`, { limit: 10 });
+      const next = await page(`/events/contact/${contactId}`, { limit: 10, cursor: first.nextCursor! });
+      await track(project.api, (await project.api.get(`/contacts/${contactId}`)).body.data.email, 'later');
+      const again = await page(`/events/contact/${contactId}`, { limit: 10, cursor: first.nextCursor! });
+      expect(again.events.map((e) => e.id)).toEqual(next.events.map((e) => e.id));
+    });
+
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    it.each([
+      ['not base64url', 'no spaces!'],
+      ['not JSON', Buffer.from('hello').toString('base64url')],
+      ['an object', b64({ createdAt: '2026-01-01T00:00:00.000Z', id: 'x' })],
+      ['a bad time', b64(['yesterday', 'x'])],
+      ['an empty id', b64(['2026-01-01T00:00:00.000Z', ''])],
+      ['a number id', b64(['2026-01-01T00:00:00.000Z', 5])],
+      ['a query operator', b64([{ $gt: '' }, 'x'])],
+      ['too long', 'a'.repeat(1001)],
+    ])('refuses a cursor that is %s with a 422 on `cursor`, on both lists', async (_, cursor) => {
+      expectValidationError(await project.api.get(`/events${q({ cursor })}`), 'cursor');
+      expectValidationError(await project.api.get(`/events/contact/${contactId}${q({ cursor })}`), 'cursor');
+      expectValidationError(await project.api.get(`/events/contact/01890000-0000-7000-8000-000000000000${q({ cursor })}`), 'cursor');
+    });
+  });
+
   describe('DELETE /events/:eventName', () => {
     let project: ProjectAccess;
     let ann: { contact: string };

@@ -95,7 +95,7 @@ describe('workflow executions', () => {
     expect(list.every((e) => e.reason && e.completedAt)).toBe(true);
   });
 
-  it('deleting a workflow cancels every in-progress execution before it answers', async () => {
+  it('deleting a workflow cancels every in-progress execution before it answers; its executions stay readable as history', async () => {
     const event = unique('doomed');
     const wf = await buildWorkflow(project, { eventName: event, steps: [delayOf(3), tag({ ranAfterDelete: true })] });
     const contacts: string[] = [];
@@ -103,7 +103,14 @@ describe('workflow executions', () => {
     for (const c of contacts) await executionOf(project, wf.id, c, statusIs('WAITING'));
     expect((await project.api.delete(`/workflows/${wf.id}`)).status).toBe(204);
     expect((await project.api.get(`/workflows/${wf.id}`)).status).toBe(404);
-    expect((await project.api.get(`/workflows/${wf.id}/executions`)).status).toBe(404);
+    const history = await executions(project, wf.id);
+    expect(history.map((e) => e.contactId).sort()).toEqual([...contacts].sort());
+    for (const e of history) expect(e).toMatchObject({ status: 'CANCELLED', reason: 'The workflow was deleted' });
+    expect(await executions(project, wf.id, '&status=CANCELLED')).toHaveLength(3);
+    // Nothing is left to cancel, and another project cannot read them.
+    expect((await project.api.post(`/workflows/${wf.id}/executions/cancel-all`, {})).status).toBe(404);
+    const stranger = await newProject(instance, 'Workflow executions stranger');
+    expect((await stranger.api.get(`/workflows/${wf.id}/executions`)).status).toBe(404);
     // Past the delay: no cancelled execution went on to its next step.
     await sleep(4_000);
     for (const c of contacts) expect((await project.api.get(`/contacts/${c}`)).body.data.data.ranAfterDelete).toBeUndefined();

@@ -139,3 +139,17 @@ describe('the OpenAPI document', () => {
     }
   });
 });
+
+describe('the lists say how they page', () => {
+  it('documents `nextCursor` and `hasMore` beside `data` on the event lists, and a `cursor` query parameter', () => {
+    for (const path of ['/events', '/events/contact/{contactId}']) {
+      const op = doc.paths[path].get;
+      const envelope = op.responses['200'].content['application/json'].schema;
+      expect(envelope.required, path).toEqual(expect.arrayContaining(['nextCursor', 'hasMore']));
+      expect(envelope.properties.data.type, path).toBe('array');
+      expect(op.parameters.map((p: { name: string }) => p.name), path).toContain('cursor');
+    }
+    expect(doc.paths['/contacts'].get.responses['200'].content['application/json'].schema.properties.nextCursor).toBeUndefined();
+    expect(doc.info.description).toContain('{items, nextCursor, hasMore, total}');
+  });
+});

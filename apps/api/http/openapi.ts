@@ -19,7 +19,8 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
       version: '0.1.0',
       description:
         'Transactional email, event tracking, contacts, segments, campaigns and workflows. ' +
-        'Every response is an envelope with `success`; errors carry `error.code` and `error.requestId`.',
+        'Every response is an envelope with `success`; errors carry `error.code` and `error.requestId`.\n\n' +
+        LIST_ENVELOPES,
     },
     servers: [{ url: serverUrl }],
     paths,
@@ -42,6 +43,24 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
     },
   };
 }
+
+/** Which lists page how, and in which shape (docs/decisions.md "Lists and paging"). */
+const LIST_ENVELOPES =
+  'Lists: `GET /contacts` pages by `limit` and `cursor` and answers `{contacts, cursor, hasMore, total}` (the spec\'s shape). ' +
+  '`GET /events` and `GET /events/contact/{contactId}` page by `limit` and `cursor` with `data` the array of events and ' +
+  '`nextCursor` and `hasMore` beside `data` in the envelope (`data` stays the array existing clients read). ' +
+  'Lists added later with `limit` and `cursor` use the generic list envelope `{items, nextCursor, hasMore, total}` in `data`. ' +
+  '`GET /templates`, `/campaigns`, `/workflows`, `/workflows/{id}/executions`, `/segments/{id}/contacts` page by `page` and `pageSize`. ' +
+  'Every cursor is opaque: pass the one the previous page returned; any other is a 422 on `cursor`.';
+
+/** The envelope fields of a list whose `data` is the array itself (RouteSpec.cursorPage). */
+const CURSOR_PAGE = {
+  nextCursor: {
+    type: ['string', 'null'],
+    description: 'Opaque; pass it as `cursor` for the next page. Null on the last page.',
+  },
+  hasMore: { type: 'boolean', description: 'False on the last page.' },
+};
 
 const SECURITY: Record<RouteSpec['auth'], unknown[]> = {
   none: [],
@@ -119,11 +138,12 @@ function operation(spec: RouteSpec): Record<string, unknown> {
               'application/json': {
                 schema: {
                   type: 'object',
-                  required: ['success', 'data'],
+                  required: ['success', 'data', ...(spec.cursorPage ? ['nextCursor', 'hasMore'] : [])],
                   properties: {
                     success: { const: true },
                     data: spec.response ? jsonSchema(spec.response, 'output') : {},
                     message: { type: 'string' },
+                    ...(spec.cursorPage ? CURSOR_PAGE : {}),
                   },
                   additionalProperties: false,
                 },

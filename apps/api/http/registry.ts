@@ -138,5 +138,6 @@ function send(res: express.Response, spec: RouteSpec, result: unknown): void {
     success: true,
     data: r.data ?? null,
     ...(r.message !== undefined ? { message: r.message } : {}),
+    ...(r.page !== undefined ? { nextCursor: r.page.nextCursor, hasMore: r.page.hasMore } : {}),
   });
 }

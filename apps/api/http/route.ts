@@ -33,20 +33,34 @@ export interface HandlerInput<A extends AuthKind, P, Q, B> {
   res: Response;
 }
 
-/** What a handler may return besides plain `data`: a different status or a top-level message. */
+/** Where the next page of a cursor-paged list whose `data` is the array itself starts (see RouteSpec.cursorPage). */
+export interface CursorPage {
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+interface ReplyOptions {
+  status?: number;
+  message?: string;
+  page?: CursorPage;
+}
+
+/** What a handler may return besides plain `data`: a different status, a top-level message or page. */
 export class Reply {
   readonly data: unknown;
   readonly status?: number;
   readonly message?: string;
+  readonly page?: CursorPage;
 
-  constructor(data: unknown, options: { status?: number; message?: string } = {}) {
+  constructor(data: unknown, options: ReplyOptions = {}) {
     this.data = data;
     this.status = options.status;
     this.message = options.message;
+    this.page = options.page;
   }
 }
 
-export const reply = (data: unknown, options: { status?: number; message?: string } = {}) => new Reply(data, options);
+export const reply = (data: unknown, options: ReplyOptions = {}) => new Reply(data, options);
 
 export interface RouteSpec<
   A extends AuthKind = AuthKind,
@@ -75,6 +89,11 @@ export interface RouteSpec<
   alsoStatus?: (200 | 201 | 202)[];
   /** Schema of the success envelope's `data`, for the OpenAPI document. */
   response?: z.ZodType;
+  /**
+   * A cursor-paged list that kept `data` as the array of its items (clients read it so): the
+   * envelope carries `nextCursor` and `hasMore` beside `data`, and the handler replies with `page`.
+   */
+  cursorPage?: boolean;
   /** Error statuses the route documents beyond the ones every route of its auth kind has. */
   errors?: number[];
   /** Set for routes whose calls are exempt from the per-project request budget. */

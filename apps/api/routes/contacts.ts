@@ -53,7 +53,7 @@ export function contactRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'delete', path: '/contacts/:id', tag: 'Contacts', auth: 'secret', status: 204, errors: [404],
-      summary: 'Delete a contact with its events, email history and segment memberships',
+      summary: 'Delete a contact with its events and segment memberships; its email records are anonymised (campaign stats stay)',
       params: idParams,
       handle: ({ auth, params }) => deleteContact(p, auth.projectId, params.id),
     }),

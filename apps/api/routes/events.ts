@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { contactEvents, deleteEventName, eventNames, eventStats, listEvents } from '../../../domain/events/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
-import { route, type RouteSpec } from '../http/route.ts';
+import { reply, route, type RouteSpec } from '../http/route.ts';
 import { isoDate, limitParam } from './common.ts';
 import { eventNameSchema } from './track.ts';
+
+/** `cursor`: the `nextCursor` of the previous page, unchanged (opaque; a made-up one is a 422). */
+const page = { limit: limitParam(50), cursor: z.string().min(1).max(1000).optional() };
+
+/** The array stays `data` (what clients read); where the next page starts goes beside it. */
+const pageReply = ({ events, ...page }: { events: unknown[]; nextCursor: string | null; hasMore: boolean }) => reply(events, { page });
 
 const event = z.object({
   id: z.string(),
@@ -18,10 +24,11 @@ export function eventRoutes(p: Platform): RouteSpec[] {
   return [
     route({
       method: 'get', path: '/events', tag: 'Events', auth: 'secret',
-      summary: 'Recent events, newest first; `name` filters by exact name',
-      query: z.object({ name: eventNameSchema.optional(), limit: limitParam(50) }),
+      summary: 'Events newest first (time, then id), a page of `limit` at a time: `nextCursor` and `hasMore` are beside `data`; `name` filters by exact name',
+      query: z.object({ name: eventNameSchema.optional(), ...page }),
       response: z.array(event),
-      handle: ({ auth, query }) => listEvents(p, auth.projectId, query),
+      cursorPage: true,
+      handle: async ({ auth, query }) => pageReply(await listEvents(p, auth.projectId, query)),
     }),
     route({
       method: 'get', path: '/events/names', tag: 'Events', auth: 'secret',
@@ -47,11 +54,12 @@ export function eventRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'get', path: '/events/contact/:contactId', tag: 'Events', auth: 'secret', errors: [404],
-      summary: 'Recent events of one contact, newest first',
+      summary: 'Events of one contact newest first, paged like GET /events',
       params: z.object({ contactId: z.string().min(1).max(200) }),
-      query: z.object({ limit: limitParam(50) }),
+      query: z.object(page),
       response: z.array(event),
-      handle: ({ auth, params, query }) => contactEvents(p, auth.projectId, params.contactId, query.limit),
+      cursorPage: true,
+      handle: async ({ auth, params, query }) => pageReply(await contactEvents(p, auth.projectId, params.contactId, query)),
     }),
     route({
       method: 'delete', path: '/events/:eventName', tag: 'Events', auth: 'secret', errors: [404, 409],

@@ -80,7 +80,7 @@ export function workflowRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'get', path: '/workflows/:id/executions', tag: 'Workflows', auth: 'secret', errors: [404],
-      summary: 'Executions of the workflow, newest first, page-numbered; `status` filters',
+      summary: 'Executions of the workflow, newest first, page-numbered; `status` filters. They stay readable after the workflow is deleted (those it cancelled are CANCELLED)',
       params: idParams,
       query: listExecutionsQuery,
       response: z.object({
