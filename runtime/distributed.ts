@@ -47,8 +47,8 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
   });
   // Read-mostly collections (API keys, workflows) are cached on each replica; writes to them
   // reach the other replicas over Redis.
-  const store = await MongoStore.connect(config.mongodbUrl, { changes: (listener) => RedisStoreChanges.connect(config.redisUrl!, listener) });
-  const limiter = await RedisRateLimiter.connect(config.redisUrl);
+  const store = await MongoStore.connect(config.mongodbUrl, { changes: (listener) => RedisStoreChanges.connect(config.redisUrl!, listener, log) });
+  const limiter = await RedisRateLimiter.connect(config.redisUrl, log);
 
   return {
     store,

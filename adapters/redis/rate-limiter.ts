@@ -1,6 +1,8 @@
+import type { Logger } from 'pino';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { createClient, type RedisClientType } from 'redis';
+import type { RedisClientType } from 'redis';
 import { FlexibleRateLimiter } from '../flexible-rate-limiter.ts';
+import { connectRedis } from './client.ts';
 
 /** The distributed rate limiter: budgets in Redis, so every API and mailer replica shares them. */
 export class RedisRateLimiter extends FlexibleRateLimiter {
@@ -11,10 +13,8 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
     this.#client = client;
   }
 
-  static async connect(url: string): Promise<RedisRateLimiter> {
-    const client: RedisClientType = createClient({ url });
-    await client.connect();
-    return new RedisRateLimiter(client);
+  static async connect(url: string, log: Pick<Logger, 'warn' | 'info'>): Promise<RedisRateLimiter> {
+    return new RedisRateLimiter(await connectRedis(url, log, 'rate limiter'));
   }
 
   async close(): Promise<void> {

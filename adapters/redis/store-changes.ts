@@ -1,4 +1,6 @@
-import { createClient, type RedisClientType } from 'redis';
+import type { Logger } from 'pino';
+import type { RedisClientType } from 'redis';
+import { connectRedis } from './client.ts';
 
 const CHANNEL = 'mailroom:store:changed';
 
@@ -17,11 +19,12 @@ export class RedisStoreChanges {
   }
 
   /** `changed(collection)` on every message; `resync()` when the subscription is back after a drop. */
-  static async connect(url: string, listener: { changed(collection: string): void; resync(): void }): Promise<RedisStoreChanges> {
-    const publisher: RedisClientType = createClient({ url });
-    const subscriber = publisher.duplicate();
-    for (const client of [publisher, subscriber]) client.on('error', () => undefined); // the client reconnects by itself
-    await Promise.all([publisher.connect(), subscriber.connect()]);
+  static async connect(
+    url: string,
+    listener: { changed(collection: string): void; resync(): void },
+    log: Pick<Logger, 'warn' | 'info'>,
+  ): Promise<RedisStoreChanges> {
+    const [publisher, subscriber] = await Promise.all([connectRedis(url, log, 'store changes'), connectRedis(url, log, 'store changes subscriber')]);
     let connected = true;
     subscriber.on('end', () => (connected = false));
     subscriber.on('reconnecting', () => (connected = false));
