@@ -18,7 +18,7 @@ export const LIMITS = {
     /** Objects and arrays inside one another in a JSON body (the deepest the API reads is about 6). */
     depth: 32,
   },
-  /** Rows of a CSV import, header excluded: a file of tiny rows is refused before a job exists. */
+  /** Rows of a CSV import, header excluded: the job reading a file of more fails (FAILED, nothing imported). */
   csvRows: 50_000,
   /** Email addresses (RFC 5321's path limit). */
   email: 254,

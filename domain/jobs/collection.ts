@@ -28,6 +28,11 @@ export interface JobDoc extends Doc {
   cursor: number;
   /** How many payload items there are (the rows rejected up front are not among them). */
   items: number;
+  /**
+   * An import whose file is stored and not read yet: its first step reads it into payload chunks
+   * and sets `total` and the rejected rows (until then `total` is 0).
+   */
+  unreadFile?: true;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -38,6 +43,9 @@ export interface ImportRow {
   subscribed?: boolean;
   data: ContactData;
 }
+
+/** A job keeps this many errors; the `failed` count keeps counting past it. */
+export const MAX_ERRORS = 1000;
 
 /** Items per chunk: one delivery of `jobs.run` does one chunk. */
 export const CHUNK = 50;
@@ -56,9 +64,18 @@ export interface JobPayloadDoc extends Doc {
   newIds?: string[];
 }
 
+/** An import's CSV as uploaded (base64, so line numbers count the bytes sent), until its first step reads it. */
+export interface JobFileDoc extends Doc {
+  jobId: string;
+  csv: string;
+}
+
 export const jobs = (store: DocumentStore) => store.collection<JobDoc>('jobs');
 export const jobPayloads = (store: DocumentStore) => store.collection<JobPayloadDoc>('job_payloads');
 
+export const jobFiles = (store: DocumentStore) => store.collection<JobFileDoc>('job_payloads');
+
+export const fileId = (jobId: string) => `${jobId}/file`;
 export const chunkId = (jobId: string, cursor: number) => `${jobId}/${Math.floor(cursor / CHUNK)}`;
 
 export const jobView = (j: JobDoc) => ({

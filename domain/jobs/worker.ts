@@ -5,10 +5,8 @@ import { contacts } from '../contacts/collection.ts';
 import { resolveContact } from '../contacts/service.ts';
 import { AppError } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
-import { chunkId, JOBS_TOPIC, jobPayloads, jobs, type ImportRow, type JobDoc, type JobError, type JobPayloadDoc } from './collection.ts';
-
-/** A job keeps this many row errors; the `failed` count keeps counting past it. */
-const MAX_ERRORS = 1000;
+import { chunkId, JOBS_TOPIC, jobPayloads, jobs, MAX_ERRORS, type ImportRow, type JobDoc, type JobError, type JobPayloadDoc } from './collection.ts';
+import { readImportFile } from './read-file.ts';
 
 type Outcome = 'created' | 'updated';
 
@@ -49,6 +47,7 @@ async function runJob(p: Platform, jobId: string): Promise<void> {
     { $set: { status: 'RUNNING' } },
   );
   if (!job) return; // finished already
+  if (job.unreadFile) return readImportFile(p, job); // an import's first step: its rows are not read yet
   const at = job.cursor;
 
   if (at < job.items) {

@@ -197,6 +197,7 @@ describe('jobs on a running platform', () => {
       ['a column that cannot be a data key', 'email,a.b\nq@example.com,1\n'],
       ['a managed column', 'email,email\nq@example.com,r@example.com\n'],
       ['a file that is not CSV', 'email,plan\n"unterminated,quote\n'],
+      ['a header that does not end within the first 64 KiB', `email,${'x'.repeat(70 * 1024)}\nq@example.com,1\n`],
     ])('a file with %s is a 422 at once and queues nothing', async (_what, csv) => {
       const before = (await a.api.get('/contacts')).body.data.total;
       const res = await upload(a.api, csv);
@@ -258,7 +259,8 @@ describe('jobs on a running platform', () => {
       const csv = ['email,n', ...Array.from({ length: rows }, (_, i) => `progress${i}-${t}@example.com,${i}`)].join('\n');
       const res = await upload(a.api, csv);
       expect(res.status).toBe(202);
-      expect(res.body.data).toMatchObject({ status: 'QUEUED', total: rows, processed: 0 });
+      // The file is read by the job: until then its rows are not counted.
+      expect(res.body.data).toMatchObject({ status: 'QUEUED', total: 0, processed: 0 });
       const seen: Job[] = [];
       await eventually(async () => {
         const job = (await a.api.get(`/contacts/import/${res.body.data.jobId}`)).body.data as Job;
@@ -272,6 +274,49 @@ describe('jobs on a running platform', () => {
       for (const j of seen) expect(j.created + j.updated + j.failed).toBe(j.processed);
       expect(seen.at(-1)).toMatchObject({ processed: rows, created: rows, failed: 0 });
       expect(seen.filter((j) => j.finishedAt !== null).every((j) => j.status === 'COMPLETED')).toBe(true);
+    });
+
+    it('a file that turns out not to be CSV after its first rows fails the job with the reason, and imports none of its rows', async () => {
+      const t = tag();
+      const csv = ['email,plan', `first-${t}@example.com,free`, `second-${t}@example.com,gold`, `third-${t}@example.com,"never closed`].join('\n');
+      const res = await upload(a.api, csv);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const job = await eventually(async () => {
+        const j = (await a.api.get(`/contacts/import/${res.body.data.jobId}`)).body.data as Job;
+        return j.status === 'QUEUED' || j.status === 'RUNNING' ? undefined : j;
+      }, JOB_DEADLINE, 'the import to end');
+      expect(job).toMatchObject({ status: 'FAILED', processed: 0, created: 0, updated: 0, failed: 0 });
+      expect(job.finishedAt).not.toBeNull();
+      expect(job.errors).toHaveLength(1);
+      expect(job.errors[0].message).toMatch(/^The file is not valid CSV: Quote Not Closed: .*line 4/);
+      expect(await byEmail(a.api, `first-${t}@example.com`)).toHaveLength(0);
+    });
+
+    it.each([
+      ['one 4.5 MB cell', (t: string) => `email,notes\nbig-${t}@example.com,"${'x'.repeat(4.5 * 1024 * 1024)}"\n`],
+      ['45,000 rows', (t: string) => ['email,subscribed,note', ...Array.from({ length: 45_000 }, (_, i) => `r${i}-${t}@example.com,maybe,${'n'.repeat(50)}`)].join('\n')],
+    ])('the file is read in the background: /health answers while the job reads a file of %s', async (_what, file) => {
+      const t = tag();
+      const res = await upload(a.api, file(t));
+      expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(202);
+      const path = `/contacts/import/${res.body.data.jobId}`;
+      // A /health answer between two looks at the job that both saw it RUNNING with its rows not
+      // counted yet: the server answered while the file was being read.
+      let answeredWhileReading = 0;
+      const job = await eventually(async () => {
+        const before = (await a.api.get(path)).body.data as Job;
+        const health = await fetch(`${instance.url}/health`);
+        const after = (await a.api.get(path)).body.data as Job;
+        const reading = (j: Job) => j.status === 'RUNNING' && j.total === 0;
+        if (health.status === 200 && reading(before) && reading(after)) answeredWhileReading++;
+        return after.status === 'COMPLETED' || after.status === 'FAILED' ? after : undefined;
+      }, JOB_DEADLINE, 'the import to end');
+      expect(answeredWhileReading).toBeGreaterThan(0);
+      // Every row is refused, as it was when the request read the file, with the reason.
+      expect(job).toMatchObject({ status: 'COMPLETED', created: 0, updated: 0 });
+      expect(job.failed).toBe(job.total);
+      expect(job.errors[0].row).toBe(2);
+      expect(job.errors[0].message).toMatch(/Too big: expected string to have <=10000 characters|subscribed must be true or false, got "maybe"/);
     });
 
     it('another project cannot read the import status; a bulk job id is not an import', async () => {

@@ -158,7 +158,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
   ].filter(Boolean);
   return {
     summary: spec.summary,
-    ...(needs.length ? { description: `Needs ${needs.join(' and ')}.` } : {}),
+    ...(needs.length || spec.description ? { description: [spec.description, needs.length ? `Needs ${needs.join(' and ')}.` : ''].filter(Boolean).join(' ') } : {}),
     tags: [spec.tag],
     operationId: `${spec.method}${spec.path.replace(/[/:{}-]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: SECURITY[spec.auth],

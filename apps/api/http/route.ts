@@ -72,6 +72,8 @@ export interface RouteSpec<
   /** Express path, e.g. `/contacts/:id`. */
   path: string;
   summary: string;
+  /** More than the summary says, for the OpenAPI document (rules a client must know). */
+  description?: string;
   tag: string;
   auth: A;
   params?: P;

@@ -40,6 +40,11 @@ export function jobRoutes(p: Platform): RouteSpec[] {
     route({
       method: 'post', path: '/contacts/import', tag: 'Contacts', auth: 'secret', status: 202, errors: [413],
       summary: `Import contacts from a CSV file (multipart field \`file\`, 5 MB, at most ${LIMITS.csvRows} rows, \`email\` column required); runs in the background`,
+      description:
+        'The request checks the header (422 at once: empty file, no `email` column, a column that cannot be a data key, no rows after the header, ' +
+        'a header not ending within the first 64 KiB) and answers 202 with the job, `total` 0. The job then reads the rows: `total` becomes the number ' +
+        `of rows, and a row that cannot be imported is counted in \`failed\` with \`{row, message}\`. A file that is not valid CSV further on, or has more than ${LIMITS.csvRows} rows, ` +
+        'makes the job `FAILED` with the reason as its error, and imports nothing.',
       upload: { field: 'file', maxBytes: LIMITS.body.csvBytes },
       response: accepted,
       handle: async ({ auth, req }) => {
@@ -49,7 +54,7 @@ export function jobRoutes(p: Platform): RouteSpec[] {
           });
         }
         const queued = await queueImport(p, auth.projectId, req.file.buffer);
-        return reply({ jobId: queued.id, ...queued }, { message: `Import of ${queued.total} rows queued` });
+        return reply({ jobId: queued.id, ...queued }, { message: 'Import queued' });
       },
     }),
     route({
