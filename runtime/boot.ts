@@ -14,6 +14,7 @@ import { ensureDomainIndexes } from '../domain/domains/collection.ts';
 import { ensureEventIndexes } from '../domain/events/collection.ts';
 import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
 import { ensureEmailIndexes } from '../domain/mail/outbound.ts';
+import { ensureSuppressionIndexes } from '../domain/suppressions/collection.ts';
 import { startEmailResults } from '../domain/mail/results.ts';
 import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
@@ -76,6 +77,7 @@ export async function boot(
   await ensureCampaignIndexes(store);
   await ensurePresenceIndexes(store);
   await ensureWorkflowIndexes(store);
+  await ensureSuppressionIndexes(store);
   if (roles.api) await metrics.ensureIndexes(store);
 
   if (roles.api) {

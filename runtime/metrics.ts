@@ -23,8 +23,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { ActorRuntime } from '../ports/actors.ts';
 import type { DocumentStore } from '../ports/store.ts';
 
-export type EmailOutcome = 'sent' | 'delivered' | 'bounced' | 'failed' | 'skipped' | 'deferred';
-const EMAIL_OUTCOMES: EmailOutcome[] = ['sent', 'delivered', 'bounced', 'failed', 'skipped', 'deferred'];
+export type EmailOutcome = 'sent' | 'delivered' | 'bounced' | 'failed' | 'skipped' | 'suppressed' | 'deferred';
+const EMAIL_OUTCOMES: EmailOutcome[] = ['sent', 'delivered', 'bounced', 'failed', 'skipped', 'suppressed', 'deferred'];
 
 /** The execution statuses (the spec's, and WAITING), reported as 0 until an execution has them. */
 const WORKFLOW_STATUSES = ['PENDING', 'RUNNING', 'WAITING', 'COMPLETED', 'CANCELLED', 'FAILED'];

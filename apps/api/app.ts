@@ -20,6 +20,7 @@ import { templateRoutes } from './routes/templates.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { complaintRoutes } from './routes/complaints.ts';
 import { sendRoutes } from './routes/send.ts';
+import { suppressionRoutes } from './routes/suppressions.ts';
 import { trackRoutes } from './routes/track.ts';
 
 /** Every route of the API, in mount order. The OpenAPI document is generated from this list. */
@@ -36,6 +37,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...templateRoutes(p),
   ...workflowRoutes(p),
   ...domainRoutes(p),
+  ...suppressionRoutes(p),
 ];
 
 export function createApp(p: Platform): express.Express {

@@ -1,9 +1,9 @@
 import CircuitBreaker from 'opossum';
-import { contacts } from '../../domain/contacts/collection.ts';
 import { domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
+import { refusals } from '../../domain/mail/gate.ts';
 import { emailLinks, linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
-import { EMAIL_RESULTS_TOPIC, type EmailResult } from '../../domain/mail/results.ts';
+import { EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommitLog } from './commit-log.ts';
@@ -72,7 +72,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
   if (projectId !== undefined) await takeSendSlot(p, projectId);
-  // The claim: an email already DELIVERED, BOUNCED, FAILED or SKIPPED is never sent again.
+  // The claim: an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is never sent again.
   const email = await emails(p).findOneAndUpdate(
     { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
     { $set: { status: 'SENDING' }, $inc: { attempts: 1 } },
@@ -109,7 +109,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
     if (isBounce(err)) {
       const reason = (err as { response?: string }).response ?? (err as Error).message;
       await finish(p, email, 'BOUNCED', { reason });
-      await publishResult(p, email, 'email.bounce', reason);
+      await publishResult(p, email, 'email.bounce', reason, { type: 'hard', status: enhancedStatusIn(reason), diagnostic: reason });
       return;
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
@@ -123,19 +123,17 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
   await publishResult(p, email, 'email.delivery');
 }
 
-/** Rules that can change between acceptance and sending: a removed domain, an unsubscribe. */
+/**
+ * Rules that can change between acceptance and sending: a removed domain, and the delivery gate
+ * again (an unsubscribe, a suppression, a deleted contact since the email was accepted).
+ */
 async function stillSendable(p: Platform, email: EmailDoc): Promise<{ domain: DomainDoc | null; refused?: { status: EmailStatus; reason: string } }> {
   if (email.kind === 'system' || !email.projectId) return { domain: null };
   const domain = await domains(p.store).findOne({ projectId: email.projectId, domain: domainOf(email.from) });
   if (!domain?.verified) {
     return { domain: null, refused: { status: 'FAILED', reason: `The sender domain ${domainOf(email.from)} is no longer verified on the project` } };
   }
-  if (email.kind === 'marketing' && email.contactId) {
-    const contact = await contacts(p.store).findOne({ _id: email.contactId }, { projection: { subscribed: 1 } });
-    if (!contact) return { domain, refused: { status: 'FAILED', reason: 'The contact was deleted' } };
-    if (!contact.subscribed) return { domain, refused: { status: 'SKIPPED', reason: 'The contact unsubscribed before the email was sent' } };
-  }
-  return { domain };
+  return { domain, refused: (await refusals(p, [email])).get(email._id) };
 }
 
 /** EMAIL_RATE_PER_SECOND per project, shared by every mailer through the rate limiter. */
@@ -160,7 +158,7 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
   }
 }
 
-async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], detail?: string): Promise<void> {
+async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], detail?: string, bounce?: BounceDetail): Promise<void> {
   if (!email.projectId || !email.contactId) return; // the platform's own mail has no contact
   await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, {
     emailId: email._id,
@@ -168,6 +166,7 @@ async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['e
     contactId: email.contactId,
     event,
     ...(detail ? { detail } : {}),
+    ...(bounce ? { bounce } : {}),
     at: nowIso(),
   });
 }

@@ -1,8 +1,7 @@
 import type { CampaignState } from '../../actors/campaign/behaviour.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { DuplicateKeyError } from '../../ports/store.ts';
 import { derivedId } from '../ids.ts';
-import { emails, keepEmailContent, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../mail/outbound.ts';
+import { keepEmailContent, queueEmails, type EmailDoc } from '../mail/outbound.ts';
 import type { Recipient } from './audience.ts';
 
 /**
@@ -13,11 +12,12 @@ import type { Recipient } from './audience.ts';
 export const recipientEmailId = (campaignId: string, contactId: string): string => derivedId('campaign', campaignId, contactId);
 
 /**
- * Writes one marketing email per recipient and hands each to the mailer, once however often the
- * same batch runs: emails that exist are not written again, and what a batch publishes is the
- * emails that are new or still QUEUED (a crash may have come between writing and publishing;
- * the mailer's claim makes a second message for one email a no-op). Nothing here writes to an
- * email once it is published: the mailer owns it from then on.
+ * Writes one marketing email per recipient and hands each to the mailer (`queueEmails`: the
+ * delivery gate skips suppressed addresses), once however often the same batch runs: emails that
+ * exist are not written again, and what a batch publishes is the emails that are new or still
+ * QUEUED (a crash may have come between writing and publishing; the mailer's claim makes a second
+ * message for one email a no-op). Nothing here writes to an email once it is published: the
+ * mailer owns it from then on.
  */
 export async function queueRecipients(p: Platform, campaignId: string, campaign: CampaignState, recipients: Recipient[], at: string): Promise<number> {
   if (recipients.length === 0) return 0;
@@ -40,23 +40,6 @@ export async function queueRecipients(p: Platform, campaignId: string, campaign:
     status: 'QUEUED',
     createdAt: at,
   }));
-  const collection = emails(p);
-  const existing = await collection.find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { status: 1 } });
-  const known = new Map(existing.map((e) => [e._id, e]));
-  const fresh = docs.filter((d) => !known.has(d._id));
-  try {
-    await collection.insertMany(fresh);
-  } catch (err) {
-    if (!(err instanceof DuplicateKeyError)) throw err;
-    for (const doc of fresh) {
-      try {
-        await collection.insertOne(doc);
-      } catch (e) {
-        if (!(e instanceof DuplicateKeyError)) throw e;
-      }
-    }
-  }
-  const toPublish = docs.filter((d) => (known.get(d._id)?.status ?? 'QUEUED') === 'QUEUED');
-  for (const doc of toPublish) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id, projectId: doc.projectId });
+  await queueEmails(p, docs, [], { resumed: true });
   return recipients.length;
 }

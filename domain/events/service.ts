@@ -8,7 +8,7 @@ import { AppError, invalid, notFound } from '../errors.ts';
 import type { Attempt } from '../idempotency.ts';
 import { newId } from '../ids.ts';
 import { eventView, events, isSystemEventName } from './collection.ts';
-import { decodeEventCursor, encodeEventCursor, olderThan } from './cursor.ts';
+import { decodeTimeCursor, encodeTimeCursor, olderThan } from '../time-cursor.ts';
 
 export interface TrackInput {
   email: string;
@@ -68,7 +68,7 @@ export async function contactEvents(p: Platform, projectId: string, contactId: s
   return pageOfEvents(p, { projectId, contactId, ...after }, query.limit);
 }
 
-const startAfter = (cursor: string | undefined): Filter => (cursor === undefined ? {} : olderThan(decodeEventCursor(cursor)));
+const startAfter = (cursor: string | undefined): Filter => (cursor === undefined ? {} : olderThan(decodeTimeCursor(cursor)));
 
 /** One page, and where the next one starts (null on the last page). One more is read to know. */
 async function pageOfEvents(p: Platform, filter: Filter, limit: number) {
@@ -78,7 +78,7 @@ async function pageOfEvents(p: Platform, filter: Filter, limit: number) {
   const last = page[page.length - 1];
   return {
     events: page.map(eventView),
-    nextCursor: hasMore ? encodeEventCursor({ createdAt: last.createdAt, id: last._id }) : null,
+    nextCursor: hasMore ? encodeTimeCursor({ createdAt: last.createdAt, id: last._id }) : null,
     hasMore,
   };
 }

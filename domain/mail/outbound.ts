@@ -2,6 +2,7 @@ import { DuplicateKeyError, type Doc } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import type { SimpleValue } from '../contacts/schema.ts';
 import { newId, nowIso } from '../ids.ts';
+import { refusals } from './gate.ts';
 
 export const OUTBOUND_TOPIC = 'email.outbound';
 
@@ -9,10 +10,11 @@ export type EmailKind = 'system' | 'transactional' | 'marketing';
 
 /**
  * QUEUED → SENDING (claimed by a mailer) → DELIVERED (the SMTP server took it) | BOUNCED (5xx)
- * | FAILED (cannot be sent: sender domain removed, …). SKIPPED: never sent by rule
- * (a marketing email to an unsubscribed contact).
+ * | FAILED (cannot be sent: sender domain removed, contact deleted, …). Never sent by rule
+ * (gate.ts): SKIPPED (a marketing email to an unsubscribed contact), SUPPRESSED (an address on
+ * the project's suppression list).
  */
-export type EmailStatus = 'QUEUED' | 'SENDING' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SKIPPED';
+export type EmailStatus = 'QUEUED' | 'SENDING' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SKIPPED' | 'SUPPRESSED';
 
 /** One email to one recipient: the unit the mailer sends exactly once. */
 export interface EmailDoc extends Doc {
@@ -108,12 +110,15 @@ export async function ensureEmailIndexes(store: Platform['store']): Promise<void
 }
 
 /**
- * Accepts emails for sending: every record (and the attachments they share) is written before
- * any is published, so an accepted email is either sent or visibly not (SKIPPED, FAILED).
+ * Accepts emails for sending, the one way any email reaches the mailer: each passes the delivery
+ * gate (gate.ts; a refused one is written SUPPRESSED, SKIPPED or FAILED with the reason, and its
+ * status in `batch` says so), and every record (and the attachments they share) is written before
+ * any is published, so an accepted email is either sent or visibly not.
  *
- * `resumed`: the batch repeats one a crash cut off, with the same email ids and `attachmentsId`.
- * The emails written then are left as they are (the mailer owns them), and of those only the
- * ones still QUEUED are published again (the mailer's claim makes a second message a no-op).
+ * `resumed`: the batch may repeat one a crash cut off (or run twice at once), with the same email
+ * ids and `attachmentsId`. The emails written then are left as they are (the mailer owns them),
+ * and of those only the ones still QUEUED are published again (the mailer's claim makes a second
+ * message a no-op).
  */
 export async function queueEmails(
   p: Platform,
@@ -122,10 +127,17 @@ export async function queueEmails(
   options: { attachmentsId?: string; resumed?: boolean } = {},
 ): Promise<void> {
   if (batch.length === 0) return;
+  const ids = batch.map((e) => e._id);
   const known = options.resumed
-    ? new Map((await emails(p).find({ _id: { $in: batch.map((e) => e._id) } }, { projection: { status: 1 } })).map((e) => [e._id, e.status]))
+    ? new Map((await emails(p).find(ids.length === 1 ? { _id: ids[0] } : { _id: { $in: ids } }, { projection: { status: 1 } })).map((e) => [e._id, e.status]))
     : new Map<string, EmailStatus>();
   const fresh = batch.filter((e) => !known.has(e._id));
+  const refused = await refusals(p, fresh.filter((e) => e.status === 'QUEUED'));
+  for (const email of fresh) Object.assign(email, refused.get(email._id));
+  for (const email of batch) {
+    const stored = known.get(email._id);
+    if (stored === 'SKIPPED' || stored === 'SUPPRESSED') email.status = stored; // refused by the run a crash cut off
+  }
   if (attachments.length > 0 && batch.some((e) => e.status === 'QUEUED')) {
     const attachmentsId = options.attachmentsId ?? newId();
     // Resumed: the attachments were written before any email, and are gone once those were sent.
@@ -138,9 +150,25 @@ export async function queueEmails(
     }
     for (const email of batch) email.attachmentsId = attachmentsId;
   }
-  if (fresh.length > 0) await emails(p).insertMany(fresh);
+  if (fresh.length > 0) await insertFresh(p, fresh, options.resumed ?? false);
   for (const email of batch) {
     if ((known.get(email._id) ?? email.status) === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId });
+  }
+}
+
+/** Writes new email records; a resumed batch tolerates the ones a concurrent run wrote first. */
+async function insertFresh(p: Platform, fresh: EmailDoc[], resumed: boolean): Promise<void> {
+  try {
+    await emails(p).insertMany(fresh);
+  } catch (err) {
+    if (!(resumed && err instanceof DuplicateKeyError)) throw err;
+    for (const email of fresh) {
+      try {
+        await emails(p).insertOne(email);
+      } catch (e) {
+        if (!(e instanceof DuplicateKeyError)) throw e;
+      }
+    }
   }
 }
 

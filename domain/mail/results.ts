@@ -1,9 +1,26 @@
 import { contactActorClient } from '../../actors/contact/client.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { AppError } from '../errors.ts';
+import type { SuppressionReason } from '../suppressions/collection.ts';
+import { suppress } from '../suppressions/service.ts';
+import { emails } from './outbound.ts';
 
-/** Outcomes of email, published by the mailer and the tracking endpoints. */
+/** Outcomes of email, published by the mailer, the inbound listener, relay webhooks and the tracking endpoints. */
 export const EMAIL_RESULTS_TOPIC = 'email.result';
+
+/** What a bounce says: hard (5.x.x, the address is gone) or soft (4.x.x, it may work later). */
+export interface BounceDetail {
+  type: 'hard' | 'soft';
+  /** The enhanced status code (RFC 3463), e.g. `5.1.1`, when the answer carried one. */
+  status?: string;
+  /** The receiving server's words (SMTP reply or DSN Diagnostic-Code). */
+  diagnostic?: string;
+}
+
+/** The enhanced status code (RFC 3463) in a server's words: `550 5.1.1 <a@b>: unknown` → `5.1.1`. */
+export function enhancedStatusIn(text: string): string | undefined {
+  return /(?:^|[\s(])([245]\.\d{1,3}\.\d{1,3})(?=[\s).;:,]|$)/.exec(text)?.[1];
+}
 
 export interface EmailResult {
   emailId: string;
@@ -11,11 +28,21 @@ export interface EmailResult {
   contactId: string;
   event: 'email.sent' | 'email.delivery' | 'email.bounce' | 'email.complaint';
   detail?: string;
+  /** For `email.bounce`; a bounce without it is hard (a 5xx at send time, as before it was carried). */
+  bounce?: BounceDetail;
   at: string;
 }
 
-/** A hard bounce or a complaint unsubscribes the contact (the spec's Events rule 3). */
-const UNSUBSCRIBING = new Set<EmailResult['event']>(['email.bounce', 'email.complaint']);
+/**
+ * What an outcome does beyond its event: a hard bounce or a complaint unsubscribes the contact
+ * (the spec's Events rule 3) and puts the address on the project's suppression list, so no email
+ * of any type goes there again. A soft bounce does neither.
+ */
+export function consequenceOf(result: Pick<EmailResult, 'event' | 'bounce'>): SuppressionReason | undefined {
+  if (result.event === 'email.complaint') return 'complaint';
+  if (result.event === 'email.bounce' && result.bounce?.type !== 'soft') return 'hard_bounce';
+  return undefined;
+}
 
 /**
  * Applies outcomes to contacts: each becomes the contact's system event, recorded once however
@@ -24,12 +51,30 @@ const UNSUBSCRIBING = new Set<EmailResult['event']>(['email.bounce', 'email.comp
 export function startEmailResults(p: Platform): void {
   p.pubsub.subscribe<EmailResult>(EMAIL_RESULTS_TOPIC, async (result) => {
     const contact = contactActorClient(p, result.contactId);
+    const suppression = consequenceOf(result);
     try {
-      await contact.recordSystemEvent(result.event, { emailId: result.emailId, ...(result.detail ? { detail: result.detail.slice(0, 500) } : {}) }, `${result.emailId}:${result.event}`);
-      if (UNSUBSCRIBING.has(result.event)) await contact.setSubscribed(false);
+      // First the list (idempotent): a redelivery after a crash between the two still suppresses.
+      if (suppression) await suppressRecipient(p, result, suppression);
+      await contact.recordSystemEvent(result.event, eventData(result), `${result.emailId}:${result.event}`);
+      if (suppression) await contact.setSubscribed(false);
     } catch (err) {
       if (err instanceof AppError && err.code === 'NOT_FOUND') return; // the contact was deleted meanwhile
       throw err;
     }
   });
+}
+
+function eventData(result: EmailResult) {
+  return {
+    emailId: result.emailId,
+    ...(result.detail ? { detail: result.detail.slice(0, 500) } : {}),
+    ...(result.bounce ? { type: result.bounce.type, ...(result.bounce.status ? { status: result.bounce.status } : {}) } : {}),
+  };
+}
+
+async function suppressRecipient(p: Platform, result: EmailResult, reason: SuppressionReason): Promise<void> {
+  const email = await emails(p).findOne({ _id: result.emailId }, { projection: { to: 1, projectId: 1 } });
+  if (!email?.to || email.projectId !== result.projectId) return; // anonymised with its deleted contact
+  const detail = result.bounce ? [result.bounce.status, result.bounce.diagnostic ?? result.detail].filter(Boolean).join(' ') : (result.detail ?? null);
+  await suppress(p, result.projectId, email.to, { reason, detail, emailId: result.emailId });
 }

@@ -84,7 +84,9 @@ export const sendResponseSchema = z.object({
     z.object({
       contact: z.object({ id: z.string(), email: z.string() }),
       email: z.string(),
-      status: z.enum(['QUEUED', 'SKIPPED']).describe('SKIPPED: a marketing template to an unsubscribed contact'),
+      status: z
+        .enum(['QUEUED', 'SKIPPED', 'SUPPRESSED'])
+        .describe('SKIPPED: a marketing template to an unsubscribed contact; SUPPRESSED: the address is on the project\'s suppression list (nothing is sent, no email.sent)'),
     }),
   ),
   timestamp: z.string(),

@@ -38,7 +38,6 @@ export async function send(p: Platform, projectId: string, input: SendInput, att
     const { id, doc } = await resolveContact(p, projectId, recipient.email, input.subscribed ?? false);
     // Persistent data lands on the contact; `subscribed` only ever applied to a new contact.
     const { contact } = await contactActorClient(p, id, doc).upsert({ data: persistent });
-    const deliver = kind !== 'marketing' || contact!.subscribed;
     batch.push({
       _id: derivedId('send', attempt.seed, String(index)),
       projectId,
@@ -55,14 +54,13 @@ export async function send(p: Platform, projectId: string, input: SendInput, att
       html: body,
       vars: { ...contact!.data, ...transient },
       ...(input.headers ? { headers: input.headers } : {}),
-      status: deliver ? 'QUEUED' : 'SKIPPED',
-      ...(deliver ? {} : { reason: 'The contact is unsubscribed and the template is a marketing template' }),
+      status: 'QUEUED',
       createdAt,
     });
   }
   await queueEmails(p, batch, input.attachments ?? [], { attachmentsId: derivedId('send-attachments', attempt.seed), resumed: attempt.resumed });
   return {
-    emails: batch.map((e) => ({ contact: { id: e.contactId!, email: e.to }, email: e._id, status: e.status as 'QUEUED' | 'SKIPPED' })),
+    emails: batch.map((e) => ({ contact: { id: e.contactId!, email: e.to }, email: e._id, status: e.status as 'QUEUED' | 'SKIPPED' | 'SUPPRESSED' })),
     timestamp: createdAt,
   };
 }

@@ -4,14 +4,13 @@
 import { createHash } from 'node:crypto';
 import type { Branch, ExecutionState, StepDef } from '../../actors/workflow-execution/behaviour.ts';
 import { contactActorClient } from '../../actors/contact/client.ts';
-import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { contacts } from '../contacts/collection.ts';
 import type { ContactData, SimpleValue } from '../contacts/schema.ts';
 import { requireVerifiedSender } from '../domains/sender.ts';
 import { AppError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
-import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../mail/outbound.ts';
+import { queueEmails, type EmailDoc } from '../mail/outbound.ts';
 import { getTemplate } from '../templates/service.ts';
 import { ConditionError, evaluateCondition, type ConditionConfig } from './condition.ts';
 import { callWebhook } from './webhook.ts';
@@ -50,14 +49,13 @@ export async function performStep(p: Platform, executionId: string, state: Execu
   }
 }
 
-/** The same send path as /v1/send: verified sender, email record, outbound topic; a marketing template skips an unsubscribed contact. */
+/** The same send path as /v1/send: verified sender, then `queueEmails` (the delivery gate, the record, the outbound topic). */
 async function sendEmail(p: Platform, executionId: string, state: ExecutionState, templateId: string, visit: number): Promise<void> {
   const template = await getTemplate(p, state.projectId, templateId);
   await requireVerifiedSender(p, state.projectId, template.from);
   const contact = await contacts(p.store).findOne({ _id: state.contactId });
   if (!contact || contact.projectId !== state.projectId) throw new AppError('NOT_FOUND', 'The contact no longer exists');
   const kind = template.type === 'MARKETING' ? 'marketing' : 'transactional';
-  const deliver = kind !== 'marketing' || contact.subscribed;
   const doc: EmailDoc = {
     _id: workflowEmailId(executionId, visit),
     projectId: state.projectId,
@@ -74,20 +72,11 @@ async function sendEmail(p: Platform, executionId: string, state: ExecutionState
     html: template.body,
     // The trigger's data (non-persistent values included) renders in the email, over the contact's.
     vars: { ...contact.data, ...(simpleOnly(state.trigger.data)) },
-    status: deliver ? 'QUEUED' : 'SKIPPED',
-    ...(deliver ? {} : { reason: 'The contact is unsubscribed and the template is a marketing template' }),
+    status: 'QUEUED',
     createdAt: nowIso(),
   };
-  const existing = await emails(p).findOne({ _id: doc._id }, { projection: { status: 1 } });
-  if (!existing) {
-    try {
-      await emails(p).insertOne(doc);
-    } catch (err) {
-      if (!(err instanceof DuplicateKeyError)) throw err;
-    }
-  }
-  // Published again after a crash between writing and publishing; the mailer's claim makes a repeat a no-op.
-  if ((existing?.status ?? doc.status) === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: doc._id, projectId: doc.projectId });
+  // The same id on every run of this visit: a run after a crash finds the email instead of sending another.
+  await queueEmails(p, [doc], [], { resumed: true });
 }
 
 async function webhook(p: Platform, executionId: string, state: ExecutionState, step: StepDef, visit: number): Promise<StepOutcome> {

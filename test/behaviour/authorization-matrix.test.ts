@@ -46,6 +46,7 @@ interface Fixtures {
   campaignId: string;
   templateId: string;
   domainId: string;
+  suppressedEmail: string;
   workflowId?: string;
   stepId?: string;
   transitionId?: string;
@@ -72,6 +73,7 @@ const PARAMS: Record<string, (f: Fixtures) => string | undefined> = {
   '/workflows/:id/transitions/:transitionId': (f) => f.transitionId,
   // No execution is needed: the workflow in the path is already another project's.
   '/workflows/:id/executions/:executionId': () => 'no-such-execution',
+  '/suppressions/:email': (f) => f.suppressedEmail,
 };
 
 /**
@@ -180,6 +182,7 @@ describe('the authorization matrix of every route', () => {
     const campaign = await must('a campaign', a.api.post('/campaigns', { name: `${marker} campaign`, subject: marker, body: `<p>${marker}</p>`, from, audienceType: 'ALL' }));
     const bulk = await must('a bulk job', a.api.post('/contacts/bulk-subscribe', { contactIds: [contact.id] }));
     const imported = await must('an import job', a.api.post('/contacts/import', undefined, { raw: csvUpload() }));
+    const suppressed = await must('a suppression', a.api.post('/suppressions', { email: `${marker}-suppressed@example.com` }));
     f = {
       projectId: a.projectId,
       contactId: contact.id,
@@ -191,6 +194,7 @@ describe('the authorization matrix of every route', () => {
       campaignId: campaign.id,
       templateId: template.id,
       domainId: domain.id,
+      suppressedEmail: suppressed.email,
     };
     // Workflows, when the registry has them.
     if (routes.some((r) => r.path === '/workflows' && r.method === 'post')) {
@@ -267,6 +271,7 @@ describe('the authorization matrix of every route', () => {
     await still(`/projects/${a.projectId}/members`, a.token, (m) => expect(m.map((x: any) => x.email)).not.toContain('intruder@example.com'));
     await still(`/domains/project/${a.projectId}`, a.token, (d) => expect(d.map((x: any) => x.id)).toEqual([f.domainId]));
     await still('/events', a.secretKey, (e) => expect(e.map((x: any) => x.name)).toContain(f.eventName));
+    await still(`/suppressions/${encodeURIComponent(f.suppressedEmail)}`, a.secretKey, (s) => expect(s.reason).toBe('manual'));
     if (f.workflowId) await still(`/workflows/${f.workflowId}`, a.secretKey, (w) => expect(w.name).toBe(`${marker} workflow`));
   });
 

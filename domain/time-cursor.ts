@@ -1,9 +1,10 @@
-import type { Filter } from '../../ports/store.ts';
-import { invalid } from '../errors.ts';
-import { LIMITS } from '../limits.ts';
+// Cursors of lists newest first by (createdAt, id): events, suppressions.
+import type { Filter } from '../ports/store.ts';
+import { invalid } from './errors.ts';
+import { LIMITS } from './limits.ts';
 
-/** Where a page of events newest first ended: the last event's time and id (ties of time are common). */
-export interface EventPosition {
+/** Where a page newest first ended: the last item's time and id (ties of time are common). */
+export interface TimePosition {
   createdAt: string;
   id: string;
 }
@@ -11,12 +12,12 @@ export interface EventPosition {
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
 /** Opaque to clients: base64url of `[createdAt, id]`, so the format can change without a new parameter. */
-export function encodeEventCursor(position: EventPosition): string {
+export function encodeTimeCursor(position: TimePosition): string {
   return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');
 }
 
 /** A cursor this API made, or a 422 on `cursor`: a tampered or foreign value never reaches the store. */
-export function decodeEventCursor(cursor: string): EventPosition {
+export function decodeTimeCursor(cursor: string): TimePosition {
   let value: unknown;
   try {
     value = /^[A-Za-z0-9_-]+$/.test(cursor) ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
@@ -30,7 +31,7 @@ export function decodeEventCursor(cursor: string): EventPosition {
     ISO_INSTANT.test(value[0]) &&
     typeof value[1] === 'string' &&
     value[1].length > 0 &&
-    value[1].length <= LIMITS.id
+    value[1].length <= LIMITS.id + 1 + LIMITS.email // an id, or `projectId/email`
   ) {
     return { createdAt: value[0], id: value[1] };
   }
@@ -38,11 +39,11 @@ export function decodeEventCursor(cursor: string): EventPosition {
 }
 
 /**
- * The events after `position` in the order newest first (createdAt desc, _id desc). The range on
+ * The items after `position` in the order newest first (createdAt desc, _id desc). The range on
  * `createdAt` is what the indexes ending with it serve (after the equalities); the `$or` only drops
- * the events of that very instant at or before the last one listed.
+ * the items of that very instant at or before the last one listed.
  */
-export function olderThan(position: EventPosition): Filter {
+export function olderThan(position: TimePosition): Filter {
   return {
     createdAt: { $lte: position.createdAt },
     $or: [{ createdAt: { $lt: position.createdAt } }, { _id: { $lt: position.id } }],
