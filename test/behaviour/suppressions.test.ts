@@ -3,7 +3,7 @@
 // suppressed address; the list can be read, added to and removed from.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, type ApiResponse } from '../harness/client.ts';
 import { untilIdle } from '../harness/crash.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
@@ -120,7 +120,7 @@ describe('suppressions', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await own.api.get(`/suppressions?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const res: ApiResponse = await own.api.get(`/suppressions?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ total: 7, hasMore: expect.any(Boolean) });
       seen.push(...res.body.data.items.map((s: { email: string }) => s.email));
