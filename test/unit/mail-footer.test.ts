@@ -89,4 +89,16 @@ describe('the footer of marketing email', () => {
     expect(own.html).not.toContain('Sie erhalten');
     expect(compose(email('transactional', { locale: 'de' }), { subject: 's', html: body }, links, project).html).not.toContain('Sie erhalten');
   });
+
+  it("a template's unclosed markup cannot swallow it: the rendered body is whole before the footer comes", () => {
+    const cases: [string, string][] = [
+      ['<div style="display:none"><p>x', '<div style="display:none"><p>x</p></div><div lang="en"'],
+      ['<p>x <!-- y', '<p>x <!-- y--></p><div lang="en"'],
+      ['<table><tr><td>x', '<table><tr><td>x</td></tr></table><div lang="en"'],
+    ];
+    for (const [html, start] of cases) {
+      // Three times: the first email of a body, the check of its cached inlining, and the cached path.
+      for (let n = 0; n < 3; n++) expect(compose(email('marketing'), { subject: 's', html }, links, { ...project, language: 'en' }).html, html).toContain(start);
+    }
+  });
 });
