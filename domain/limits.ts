@@ -28,6 +28,8 @@ export const LIMITS = {
   /** Names of templates, segments, campaigns, sender display names. */
   name: 200,
   projectName: 100,
+  /** A project's postal address, printed in the footer of marketing email: a few lines. */
+  projectAddress: 500,
   description: 1000,
   /** RFC 5322's line limit: a longer subject cannot be one header line. */
   subject: 998,

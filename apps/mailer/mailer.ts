@@ -1,4 +1,5 @@
 import CircuitBreaker from 'opossum';
+import { footerSettings } from '../../domain/accounts/projects.ts';
 import { domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { emailLinks, linkKey } from '../../domain/mail/links.ts';
@@ -95,7 +96,9 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
 
   const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, await linkKey(p), email._id, email.contactId);
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
-  const message = buildMessage(email, compose(email, await contentOf(p, email), links), check.domain, links, attachments);
+  // Whether the email gets a footer is footer.ts's to say; the settings are a cached read.
+  const project = links && email.projectId ? await footerSettings(p, email.projectId) : null;
+  const message = buildMessage(email, compose(email, await contentOf(p, email), links, project), check.domain, links, attachments);
 
   if (email.attempts === 1) {
     await publishResult(p, email, 'email.sent');
