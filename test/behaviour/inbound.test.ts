@@ -105,6 +105,19 @@ describe('bounces, complaints and inbound mail by SMTP', () => {
     await eventually(async () => (await eventsOf(contactId)).find((e) => e.name === 'email.complaint'), DRAIN, 'email.complaint');
   });
 
+  it('a feedback report to the feedback-loop address names the email by the Message-ID it quotes', async () => {
+    const to = address('fbl');
+    const sent = await send(to);
+    const message = await relayed(to);
+    const fbl = `fbl@bounces.${domain.domain}`;
+    const answer = await deliverMail(instance.inboundPort, { from: '', to: [fbl] }, arf(fbl, to, message.raw));
+    expect(answer.accepted).toEqual([fbl]);
+    expect(await eventually(() => suppression(to), DRAIN, 'the address to be suppressed')).toMatchObject({
+      reason: 'complaint',
+      emailId: sent.body.data.emails[0].email,
+    });
+  });
+
   it('a forged Return-Path (another email id, or a changed signature) is refused at RCPT and changes nothing', async () => {
     const to = address('forged');
     const sent = await send(to);

@@ -4,6 +4,7 @@ import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { bounceOf, readReport } from '../../domain/inbound/reports.ts';
 import { emailIdOfReturnPath, returnPath, returnPathDomain } from '../../domain/inbound/return-path.ts';
+import { loadConfig } from '../../runtime/config.ts';
 
 const fixture = async (name: string) =>
   readReport(await simpleParser(readFileSync(join(import.meta.dirname, '../fixtures/dsn', name)), { keepDeliveryStatus: true }));
@@ -75,5 +76,19 @@ describe('the Return-Path of an email', () => {
     expect(returnPathDomain({ domain: 'shop.example', bounceMx: true }, 'mx.mailroom.example')).toBe('bounces.shop.example');
     expect(returnPathDomain({ domain: 'shop.example' }, 'mx.mailroom.example')).toBe('mx.mailroom.example');
     expect(returnPathDomain(null, '127.0.0.1')).toBe('[127.0.0.1]');
+  });
+});
+
+describe('the inbound listener configuration', () => {
+  it('listens on 2525 unless INBOUND_SMTP_PORT says otherwise; 0 turns it off; anything else stops the start', () => {
+    expect(loadConfig({}).inboundSmtpPort).toBe(2525);
+    expect(loadConfig({ INBOUND_SMTP_PORT: '25' }).inboundSmtpPort).toBe(25);
+    expect(loadConfig({ INBOUND_SMTP_PORT: '0' }).inboundSmtpPort).toBe(0);
+    for (const bad of ['smtp', '2525.5', '70000', '-1']) expect(() => loadConfig({ INBOUND_SMTP_PORT: bad })).toThrow(/INBOUND_SMTP_PORT/);
+  });
+
+  it('INBOUND_HOST defaults to the host of PUBLIC_URL', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://mail.example.com/app' }).inboundHost).toBe('mail.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://mail.example.com', INBOUND_HOST: 'MX.Example.com.' }).inboundHost).toBe('mx.example.com');
   });
 });
