@@ -183,6 +183,15 @@ describe('bounces, complaints and inbound mail by SMTP', () => {
     expect((await eventsOf(contact.id)).filter((e) => e.name === 'email.received')).toHaveLength(1);
   });
 
+  it('mail with a null sender (a bounce of someone else\'s mail) to a mailbox is taken and records nothing', async () => {
+    const from = address('daemon');
+    const to = `info@${domain.domain}`;
+    const answer = await deliverMail(instance.inboundPort, { from: '', to: [to] }, `From: ${from}\r\nTo: ${to}\r\nSubject: Undeliverable\r\n\r\nSorry.\r\n`);
+    expect(answer.accepted).toEqual([to]);
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    expect(await contactByEmail(from)).toBeUndefined();
+  });
+
   it('mail for a domain nobody verified is refused at RCPT with a 550', async () => {
     const answer = await deliverMail(instance.inboundPort, { from: address('spammer'), to: [`someone@${unique('nobody')}.example`] }, 'Subject: hi\r\n\r\nhello\r\n');
     expect(answer.responseCode).toBe(550);
