@@ -70,5 +70,12 @@ export const LIMITS = {
   },
   /** A feedback report posted to /v1/complaints. */
   complaintReportBytes: 1024 * 1024,
+  /** The inbound SMTP listener: past `messageBytes` a message is refused (552), past `recipients` a RCPT (452). */
+  inbound: {
+    messageBytes: 25 * 1024 * 1024,
+    recipients: 100,
+    /** Attachments `email.received` lists (name, type, size) of one message. */
+    attachmentsListed: 100,
+  },
   pageSize: 100,
 } as const;

@@ -25,6 +25,10 @@ export interface Config {
   verificationResendSeconds: number;
   /** Bearer token `GET /metrics` requires; unset: /metrics is open. */
   metricsToken?: string;
+  /** The inbound SMTP listener's port (mailer role); 0: no listener. */
+  inboundSmtpPort: number;
+  /** The host name MX records for bounce and inbound mail point at (also the fallback Return-Path domain). */
+  inboundHost: string;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -47,6 +51,13 @@ function seconds(name: string, fallback: number, min: number, env: NodeJS.Proces
   const n = int(name, fallback, env);
   if (n <= 0) throw new Error(`${name} must be a positive number of seconds, got "${env[name]}"`);
   return Math.max(n, min);
+}
+
+/** A TCP port, 0 meaning "off". */
+function tcpPort(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const n = int(name, fallback, env);
+  if (!Number.isInteger(n) || n > 65535) throw new Error(`${name} must be a port number (0 turns it off), got "${env[name]}"`);
+  return n;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -74,5 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     campaignBatchSize: positiveInt('CAMPAIGN_BATCH_SIZE', 500, env),
     verificationResendSeconds: positiveInt('VERIFICATION_RESEND_SECONDS', 60, env),
     metricsToken: env.METRICS_TOKEN || undefined,
+    inboundSmtpPort: tcpPort('INBOUND_SMTP_PORT', 2525, env),
+    inboundHost: (env.INBOUND_HOST || new URL(publicUrl).hostname).toLowerCase().replace(/\.$/, ''),
   };
 }

@@ -19,7 +19,8 @@ function dkimKey(domain: DomainDoc): KeyObject {
 /**
  * The message as handed to SMTP: addresses, the composed content, the caller's headers, the
  * unsubscribe headers of RFC 8058 on marketing mail, a Message-ID on the sender's domain, the
- * attachments, and a DKIM signature with the domain's key.
+ * attachments, a DKIM signature with the domain's key, and the email's own envelope sender
+ * (`returnPath`, see domain/inbound/return-path.ts) when given, where its bounces come back.
  */
 export function buildMessage(
   email: EmailDoc,
@@ -27,6 +28,7 @@ export function buildMessage(
   domain: DomainDoc | null,
   links: Links | undefined,
   attachments: Attachment[],
+  returnPath?: string,
 ): Mail.Options {
   const headers: Record<string, string> = { ...email.headers };
   if (email.kind === 'marketing' && links) {
@@ -41,6 +43,7 @@ export function buildMessage(
     html: content.html,
     text: content.text,
     messageId: `<${email._id}@${domainOf(email.from)}>`,
+    ...(returnPath ? { envelope: { from: returnPath, to: email.to } } : {}),
     headers,
     attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content, 'base64') })),
     ...(domain
