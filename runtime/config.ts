@@ -25,6 +25,8 @@ export interface Config {
   verificationResendSeconds: number;
   /** Bearer token `GET /metrics` requires; unset: /metrics is open. */
   metricsToken?: string;
+  /** Tests only: the PEM file every SNS signature is checked with, instead of fetching SigningCertURL. */
+  snsTestCertificate?: string;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -74,5 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     campaignBatchSize: positiveInt('CAMPAIGN_BATCH_SIZE', 500, env),
     verificationResendSeconds: positiveInt('VERIFICATION_RESEND_SECONDS', 60, env),
     metricsToken: env.METRICS_TOKEN || undefined,
+    snsTestCertificate: env.SNS_TEST_CERTIFICATE || undefined,
   };
 }
