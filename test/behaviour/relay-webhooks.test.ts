@@ -91,6 +91,15 @@ describe('relay provider webhooks', () => {
     });
   }
 
+  it('every email names itself to the providers: our Message-ID, X-Mailroom-Email-Id, and the metadata header Postmark reports back', async () => {
+    const email = await sendOne('headers');
+    const message = await instance.smtp.waitFor((m) => m.rcptTo.includes(email.to), DRAIN);
+    const head = message.raw.toString('utf8').split(/\r?\n\r?\n/)[0];
+    expect(head).toMatch(new RegExp(`^Message-ID:\\s+${email.messageId}$`, 'im')); // folded or not
+    expect(head).toMatch(new RegExp(`^X-Mailroom-Email-Id: ${email.emailId}$`, 'im'));
+    expect(head).toMatch(new RegExp(`^X-PM-Metadata-mailroom-email-id: ${email.emailId}$`, 'im'));
+  });
+
   it('a soft bounce records a soft email.bounce and neither suppresses nor unsubscribes', async () => {
     const email = await sendOne('soft');
     const subscribed = (await project.api.get(`/contacts/${email.contactId}`)).body.data.subscribed;
