@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { invalid } from '../../errors.ts';
 import { bounceOf, EMAIL_ID_TAG, type RelayEvent, type RelayOutcome } from './events.ts';
-import { badSignature, field, jsonOf, sameSecret, type RelayRequest } from './request.ts';
+import { badSignature, field, jsonOf, sameSecret, type RelayProvider, type RelayRequest } from './request.ts';
 
 /**
  * Mailgun's JSON webhooks carry their signature in the body: `signature: {timestamp, token,
@@ -9,7 +9,13 @@ import { badSignature, field, jsonOf, sameSecret, type RelayRequest } from './re
  * Our email is the Message-ID Mailgun reports (`message.headers.message-id`); its event id is
  * `event-data.id`.
  */
-export function mailgunEvents(req: RelayRequest, signingKey: string): RelayEvent[] {
+export const mailgun: RelayProvider = {
+  setting: 'signingKey',
+  problemWith: (v) => (/^\S{8,200}$/.test(v) ? undefined : "Mailgun's HTTP webhook signing key"),
+  read: (req, signingKey) => mailgunEvents(req, signingKey),
+};
+
+function mailgunEvents(req: RelayRequest, signingKey: string): RelayEvent[] {
   const payload = jsonOf(req.body);
   const { timestamp, token, signature } = (field(payload, 'signature') ?? {}) as Record<string, unknown>;
   if (typeof timestamp !== 'string' && typeof timestamp !== 'number') throw badSignature('Mailgun');

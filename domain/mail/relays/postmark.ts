@@ -1,5 +1,5 @@
 import { bounceOf, EMAIL_ID_TAG, type RelayEvent, type RelayOutcome } from './events.ts';
-import { badSignature, digestOf, field, jsonOf, sameSecret, type RelayRequest } from './request.ts';
+import { badSignature, digestOf, field, jsonOf, sameSecret, type RelayProvider, type RelayRequest } from './request.ts';
 
 /**
  * Postmark signs nothing: its webhooks are secured with HTTP Basic auth in the webhook URL
@@ -11,14 +11,24 @@ import { badSignature, digestOf, field, jsonOf, sameSecret, type RelayRequest } 
 const HARD = new Set(['HardBounce', 'BadEmailAddress']);
 const SOFT = new Set(['SoftBounce', 'Transient', 'DnsError']);
 
-export function verifyPostmark(req: RelayRequest, signingKey: string): void {
+export const postmark: RelayProvider = {
+  setting: 'signingKey',
+  // It goes into the webhook URL as the Basic auth password, so only characters a URL keeps as they are.
+  problemWith: (v) => (/^[A-Za-z0-9._~-]{16,200}$/.test(v) ? undefined : '16 to 200 letters, digits or ._~- (the password of the webhook URL)'),
+  read: (req, signingKey) => {
+    verifyPostmark(req, signingKey);
+    return postmarkEvents(req);
+  },
+};
+
+function verifyPostmark(req: RelayRequest, signingKey: string): void {
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   const decoded = basic ? Buffer.from(basic, 'base64').toString('utf8') : '';
   const password = decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : '';
   if (!sameSecret(password, signingKey)) throw badSignature('Postmark');
 }
 
-export function postmarkEvents(req: RelayRequest): RelayEvent[] {
+function postmarkEvents(req: RelayRequest): RelayEvent[] {
   const payload = jsonOf(req.body);
   const outcome = outcomeOf(payload);
   if (!outcome) return [];

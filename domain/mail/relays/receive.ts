@@ -54,21 +54,23 @@ async function takeIn(p: Platform, provider: RelayProviderName, projectId: strin
     throw err;
   }
   try {
-    await record(p, { projectId, emailId, contactId: email.contactId }, event.outcome, `relay-${createHash('sha256').update(receipt).digest('base64url').slice(0, 32)}`);
+    return await record(p, { projectId, emailId, contactId: email.contactId }, event.outcome, `relay-${createHash('sha256').update(receipt).digest('base64url').slice(0, 32)}`);
   } catch (err) {
     // Not recorded: forget the receipt, so the provider's retry (our error answer asks for one) records it.
     await receipts(p).deleteOne({ _id: receipt }).catch(() => undefined);
     throw err;
   }
-  return true;
 }
 
-/** Deliveries, bounces and complaints are outcomes (results.ts suppresses and unsubscribes); opens and clicks are engagement. */
-async function record(p: Platform, email: { projectId: string; emailId: string; contactId: string }, outcome: RelayOutcome, eventId: string): Promise<void> {
+/**
+ * Deliveries, bounces and complaints are outcomes (results.ts records them once per email, and
+ * suppresses and unsubscribes); opens and clicks are engagement (tracking.ts, whose repeat window
+ * also applies). Says whether something was recorded.
+ */
+async function record(p: Platform, email: { projectId: string; emailId: string; contactId: string }, outcome: RelayOutcome, eventId: string): Promise<boolean> {
   if (outcome.kind === 'open' || outcome.kind === 'click') {
     const engagement = outcome.kind === 'open' ? { kind: 'open' as const, emailId: email.emailId } : { kind: 'click' as const, emailId: email.emailId, url: outcome.url };
-    await recordEngagement(p, engagement, undefined, eventId);
-    return;
+    return (await recordEngagement(p, engagement, undefined, eventId)) === 'recorded';
   }
   await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, {
     ...email,
@@ -76,4 +78,5 @@ async function record(p: Platform, email: { projectId: string; emailId: string; 
     ...(outcome.kind === 'bounce' ? { bounce: outcome.bounce, ...(outcome.bounce.diagnostic ? { detail: outcome.bounce.diagnostic } : {}) } : {}),
     at: nowIso(),
   });
+  return true;
 }

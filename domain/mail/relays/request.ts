@@ -1,10 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError, invalid } from '../../errors.ts';
+import type { RelayEvent } from './events.ts';
+import type { SnsEffects } from './ses.ts';
 
 /** A provider's POST as it arrived: the exact bytes (signatures cover them) and the headers, names lower-cased. */
 export interface RelayRequest {
   body: Buffer;
   headers: Record<string, string | undefined>;
+}
+
+/** One relay provider: the setting its posts are checked with, and how it reads a post. */
+export interface RelayProvider {
+  setting: 'signingKey' | 'topicArn';
+  /** What is wrong with a value of the setting, as a message; undefined when it is fit. */
+  problemWith(value: string): string | undefined;
+  /** Checks the post's signature (401 otherwise) and reads its events (422 for a malformed body). */
+  read(req: RelayRequest, value: string, sns: SnsEffects): RelayEvent[] | Promise<RelayEvent[]>;
 }
 
 /** The one answer to a request whose signature or credential does not check out. */

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { bounceOf, EMAIL_ID_HEADER, EMAIL_ID_TAG, headerIn, type RelayEvent, type RelayOutcome } from './events.ts';
-import { badSignature, field, jsonOf, type RelayRequest } from './request.ts';
+import { badSignature, field, jsonOf, type RelayProvider, type RelayRequest } from './request.ts';
 
 /**
  * Resend signs with Svix (the Standard Webhooks scheme under `svix-*` header names): HMAC-SHA256
@@ -8,7 +8,22 @@ import { badSignature, field, jsonOf, type RelayRequest } from './request.ts';
  * `svix-id` is the same on every retry. Our email is named by the mailer's header, which Resend
  * reports in `data.headers`, or by a tag of that name.
  */
-export function resendEvents(req: RelayRequest, secret: string): RelayEvent[] {
+export const resend: RelayProvider = {
+  setting: 'signingKey',
+  problemWith: (v) => (/^whsec_[A-Za-z0-9+/=]{16,200}$/.test(v) && isSecret(v) ? undefined : "Resend's signing secret, whsec_…"),
+  read: (req, secret) => resendEvents(req, secret),
+};
+
+function isSecret(value: string): boolean {
+  try {
+    new Webhook(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function resendEvents(req: RelayRequest, secret: string): RelayEvent[] {
   const id = req.headers['svix-id'];
   const headers = { 'webhook-id': id ?? '', 'webhook-timestamp': req.headers['svix-timestamp'] ?? '', 'webhook-signature': req.headers['svix-signature'] ?? '' };
   try {

@@ -1,7 +1,7 @@
 import { createPublicKey, createVerify } from 'node:crypto';
 import { invalid } from '../../errors.ts';
 import { bounceOf, EMAIL_ID_TAG, type RelayEvent, type RelayOutcome } from './events.ts';
-import { badSignature, field, jsonOf, type RelayRequest } from './request.ts';
+import { badSignature, field, jsonOf, type RelayProvider, type RelayRequest } from './request.ts';
 
 /**
  * SendGrid's signed Event Webhook: an ECDSA (P-256, SHA-256) signature over the timestamp header
@@ -9,6 +9,23 @@ import { badSignature, field, jsonOf, type RelayRequest } from './request.ts';
  * verification key SendGrid shows (base64 DER, no PEM armour). A body is a batch of events; each
  * has its `sg_event_id`. Our email is the `smtp-id` (the Message-ID the mailer set).
  */
+export const sendgrid: RelayProvider = {
+  setting: 'signingKey',
+  problemWith: (v) => (isEcKey(v) ? undefined : "SendGrid's verification key (base64, an ECDSA public key)"),
+  read: (req, publicKey) => {
+    verifySendgrid(req, publicKey);
+    return sendgridEvents(req);
+  },
+};
+
+function isEcKey(value: string): boolean {
+  try {
+    return value.length <= 1000 && sendgridKey(value).asymmetricKeyType === 'ec';
+  } catch {
+    return false;
+  }
+}
+
 export function verifySendgrid(req: RelayRequest, publicKey: string): void {
   const signature = req.headers['x-twilio-email-event-webhook-signature'];
   const timestamp = req.headers['x-twilio-email-event-webhook-timestamp'];
@@ -20,13 +37,13 @@ export function verifySendgrid(req: RelayRequest, publicKey: string): void {
 }
 
 /** The verification key as SendGrid shows it (base64 SPKI DER) or as PEM; throws on anything else. */
-export function sendgridKey(publicKey: string) {
+function sendgridKey(publicKey: string) {
   return /BEGIN PUBLIC KEY/.test(publicKey)
     ? createPublicKey(publicKey)
     : createPublicKey({ key: Buffer.from(publicKey.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' });
 }
 
-export function sendgridEvents(req: RelayRequest): RelayEvent[] {
+function sendgridEvents(req: RelayRequest): RelayEvent[] {
   const batch = jsonOf(req.body);
   if (!Array.isArray(batch)) throw invalid('body', 'A SendGrid body is an array of events', 'invalid_type');
   return batch.flatMap((event): RelayEvent[] => {

@@ -1,6 +1,6 @@
 import { AppError, invalid } from '../../errors.ts';
 import { bounceOf, EMAIL_ID_HEADER, headerIn, type RelayEvent, type RelayOutcome } from './events.ts';
-import { badSignature, field, type RelayRequest } from './request.ts';
+import { badSignature, field, type RelayProvider, type RelayRequest } from './request.ts';
 import { isSnsUrl, snsMessageOf, verifySns } from './sns.ts';
 
 /** What reading an SNS post needs from outside: the signing certificate, and confirming a subscription. */
@@ -17,7 +17,13 @@ export interface SnsEffects {
  * Message-ID SES reports in `mail.commonHeaders`, or the mailer's header in `mail.headers`;
  * the event id is the SNS MessageId, the same on every retry.
  */
-export async function sesEvents(req: RelayRequest, topicArn: string, effects: SnsEffects): Promise<RelayEvent[]> {
+export const ses: RelayProvider = {
+  setting: 'topicArn',
+  problemWith: (v) => (/^arn:aws(-cn|-us-gov)?:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(v) ? undefined : 'An SNS topic ARN: arn:aws:sns:<region>:<account>:<topic>'),
+  read: (req, topicArn, sns) => sesEvents(req, topicArn, sns),
+};
+
+async function sesEvents(req: RelayRequest, topicArn: string, effects: SnsEffects): Promise<RelayEvent[]> {
   const m = snsMessageOf(req);
   if (!isSnsUrl(m.SigningCertURL, '.pem')) throw badSignature('SNS');
   verifySns(m, await effects.certificate(m.SigningCertURL));
