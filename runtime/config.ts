@@ -29,6 +29,8 @@ export interface Config {
   inboundSmtpPort: number;
   /** The host name MX records for bounce and inbound mail point at (also the fallback Return-Path domain). */
   inboundHost: string;
+  /** Tests only: the PEM file every SNS signature is checked with, instead of fetching SigningCertURL. */
+  snsTestCertificate?: string;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -87,5 +89,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     inboundSmtpPort: tcpPort('INBOUND_SMTP_PORT', 2525, env),
     inboundHost: (env.INBOUND_HOST || new URL(publicUrl).hostname).toLowerCase().replace(/\.$/, ''),
+    snsTestCertificate: env.SNS_TEST_CERTIFICATE || undefined,
   };
 }

@@ -3,6 +3,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import type { DomainDoc } from '../../domain/domains/collection.ts';
 import { domainOf } from '../../domain/domains/collection.ts';
 import type { Attachment, EmailDoc } from '../../domain/mail/outbound.ts';
+import { emailIdHeaders } from '../../domain/mail/relays/events.ts';
 import type { Composed, Links } from './compose.ts';
 
 /** Parsing a PEM costs about as much as signing with it: keep each domain's key parsed. */
@@ -30,7 +31,8 @@ export function buildMessage(
   attachments: Attachment[],
   returnPath?: string,
 ): Mail.Options {
-  const headers: Record<string, string> = { ...email.headers };
+  // Ours last: a caller's header must not name another email to a relay's webhook.
+  const headers: Record<string, string> = { ...email.headers, ...emailIdHeaders(email._id) };
   if (email.kind === 'marketing' && links) {
     headers['List-Unsubscribe'] = `<${links.unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
