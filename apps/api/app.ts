@@ -13,6 +13,7 @@ import { accountRoutes } from './routes/accounts.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { segmentRoutes } from './routes/segments.ts';
@@ -38,6 +39,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...workflowRoutes(p),
   ...domainRoutes(p),
   ...suppressionRoutes(p),
+  ...emailRoutes(p),
 ];
 
 export function createApp(p: Platform): express.Express {

@@ -2,8 +2,8 @@ import type { Platform } from '../../runtime/platform.ts';
 import { events } from '../events/collection.ts';
 import { emails, type EmailDoc } from './outbound.ts';
 
-/** What an email record holds of its recipient: the address, the content rendered for them, the server's reply naming them. */
-const PERSONAL = ['to', 'toName', 'subject', 'html', 'text', 'vars', 'headers', 'attachmentsId', 'reason'] as const satisfies readonly (keyof EmailDoc)[];
+/** What an email record holds of its recipient: the address, the content rendered for them, the server's replies and reports naming them. */
+const PERSONAL = ['to', 'toName', 'subject', 'html', 'text', 'vars', 'headers', 'attachmentsId', 'reason', 'response', 'bounce', 'complaint'] as const satisfies readonly (keyof EmailDoc)[];
 
 /**
  * A deleted contact's emails stay as anonymous history: the address, content, variables,
