@@ -13,7 +13,9 @@ import { unique } from '../harness/workflows.ts';
 /** 7.2 seconds: the window the mailer retries a 4xx in before it records the soft bounce. */
 const RETRY_HOURS = 0.002;
 const WINDOW_MS = RETRY_HOURS * 3_600_000;
-const DRAIN = byMode({ embedded: 40_000, distributed: 120_000 });
+const DRAIN = byMode({ embedded: 25_000, distributed: 100_000 });
+/** Each test waits out the window at least once. */
+const TIMEOUT = byMode({ embedded: 60_000, distributed: 240_000 });
 
 describe('soft bounces', () => {
   let instance: Instance;
@@ -60,7 +62,7 @@ describe('soft bounces', () => {
     expect((await project.api.get(`/suppressions/${encodeURIComponent(to)}`)).status).toBe(404);
     expect(instance.smtp.messages.filter((m) => m.rcptTo.includes(to))).toEqual([]);
     instance.smtp.deferRecipients.delete(to);
-  });
+  }, TIMEOUT);
 
   it('a 4xx that later succeeds is DELIVERED, with no bounce recorded', async () => {
     const to = address('greylisted');
@@ -80,13 +82,13 @@ describe('soft bounces', () => {
     }, DRAIN, 'email.delivery');
     expect(names).not.toContain('email.bounce');
     expect(instance.smtp.messages.filter((m) => m.rcptTo.includes(to))).toHaveLength(1);
-  });
+  }, TIMEOUT);
 
   it('recipients answered 4xx do not stop email to others: the circuit breaker stays closed', async () => {
     const deferred = Array.from({ length: 6 }, (_, i) => address(`busy-${i}`));
     for (const to of deferred) instance.smtp.deferRecipients.add(to);
     await Promise.all(deferred.map(send));
-    await eventually(async () => (deferred.every((to) => (instance.smtp.deferrals.get(to) ?? 0) >= 2) ? true : undefined), DRAIN, 'two 4xx for each');
+    await eventually(async () => (deferred.every((to) => instance.smtp.deferrals.has(to)) ? true : undefined), DRAIN, 'a 4xx for each');
 
     let opened = false;
     let watching = true;
@@ -109,7 +111,7 @@ describe('soft bounces', () => {
     expect(opened, 'the circuit left the closed state').toBe(false);
     expect(took, 'ms for the others to arrive').toBeLessThan(byMode({ embedded: 3_000, distributed: 10_000 }));
     for (const to of deferred) instance.smtp.deferRecipients.delete(to);
-  });
+  }, TIMEOUT);
 
   it('the third soft bounce of a contact within SOFT_BOUNCE_WINDOW_DAYS suppresses its address (soft_bounces) and unsubscribes the contact', async () => {
     const to = address('always-full');
@@ -127,5 +129,5 @@ describe('soft bounces', () => {
     expect(entry.detail).toMatch(/4\.2\.2/);
     expect((await project.api.get(`/contacts/${contactId}`)).body.data.subscribed).toBe(false);
     instance.smtp.deferRecipients.delete(to);
-  });
+  }, TIMEOUT);
 });
