@@ -110,8 +110,10 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
     if (failure.kind === 'hard' || next?.kind === 'bounce') {
       // Records email.bounce (hard, or soft once the retry window is over); results.ts does the rest.
       const response = (failure as { response: string }).response;
-      await finish(p, email, 'BOUNCED', { reason: response, response, ...(next ? { softFailures: next.failures } : {}) });
-      await publishResult(p, email, 'email.bounce', response, { type: failure.kind === 'hard' ? 'hard' : 'soft', status: enhancedStatusIn(response), diagnostic: response });
+      const status = enhancedStatusIn(response);
+      const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };
+      await finish(p, email, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
+      await publishResult(p, email, 'email.bounce', response, bounce);
       return;
     }
     if (next?.kind === 'retry') {

@@ -60,7 +60,7 @@ export interface EmailDoc extends Doc {
   /** The 4xx answers so far, and when the next try may be made (soft-bounces.ts). */
   softFailures?: SoftFailures;
   retryAt?: string;
-  /** Recorded from the `email.bounce` result, whoever reported it (results.ts). */
+  /** The bounce: written with BOUNCED by the mailer, or by results.ts for one reported after a 250. */
   bounce?: BounceDetail;
   /** Recorded from the `email.complaint` result (results.ts). */
   complaint?: { at: string; detail?: string };

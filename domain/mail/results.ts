@@ -92,14 +92,15 @@ function softBouncesWithin(p: Platform, result: EmailResult, limit: SoftBounceLi
 }
 
 /**
- * What GET /emails/:id shows of a bounce or complaint, whoever reported it: a bounce report that
- * comes after the relay took the message turns the DELIVERED email BOUNCED.
+ * What GET /emails/:id shows of a complaint, and of a bounce reported after the relay took the
+ * message (a DSN, a relay's webhook): that turns the DELIVERED email BOUNCED. (A bounce at send
+ * time is on the email already: the mailer wrote it with the status.)
  */
 async function recordOnEmail(p: Platform, result: EmailResult): Promise<void> {
   const own = { _id: result.emailId, projectId: result.projectId };
   if (result.event === 'email.bounce') {
     const bounce: BounceDetail = { type: result.bounce?.type ?? 'hard', ...(result.bounce?.status ? { status: result.bounce.status } : {}), ...(result.bounce?.diagnostic ?? result.detail ? { diagnostic: (result.bounce?.diagnostic ?? result.detail)!.slice(0, 1000) } : {}) };
-    await emails(p).updateOne({ ...own, status: { $in: ['DELIVERED', 'BOUNCED'] } }, { $set: { status: 'BOUNCED', bounce } });
+    await emails(p).updateOne({ ...own, status: 'DELIVERED' }, { $set: { status: 'BOUNCED', bounce } });
   } else if (result.event === 'email.complaint') {
     await emails(p).updateOne(own, { $set: { complaint: { at: result.at, ...(result.detail ? { detail: result.detail.slice(0, 1000) } : {}) } } });
   }

@@ -66,6 +66,19 @@ describe('GET /emails/:id', () => {
     expect(email.events.every((e: EventRecord) => e.data.emailId === sent.email)).toBe(true);
   });
 
+  it('a complained-about email: the complaint, and its email.complaint event', async () => {
+    const to = address('complains');
+    const sent = await send(to);
+    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    expect((await project.api.post('/v1/complaints', { emailId: sent.email })).status).toBe(202);
+    const email = await eventually(async () => {
+      const res = await lookUp(sent.email);
+      return res.status === 200 && res.body.data.complaint && names(res.body.data.events).includes('email.complaint') ? res.body.data : undefined;
+    }, DRAIN, 'the complaint');
+    expect(email.complaint).toEqual({ at: expect.any(String), detail: null });
+    expect(email.status).toBe('DELIVERED');
+  });
+
   it('a suppressed email: SUPPRESSED with the reason, no relay answer and no events', async () => {
     const to = address('suppressed');
     expect((await project.api.post('/suppressions', { email: to })).status).toBe(201);
