@@ -31,6 +31,10 @@ export async function getEmail(p: Platform, projectId: string, id: string) {
     events: own.map(eventView),
     ...(email.response !== undefined ? { response: email.response } : {}),
     ...(email.bounce ? { bounce: { type: email.bounce.type, status: email.bounce.status ?? null, diagnostic: email.bounce.diagnostic ?? null } } : {}),
+    // Still being retried after 4xx answers: since when, how often, and when next.
+    ...(email.status === 'SENDING' && email.softFailures
+      ? { deferred: { firstAt: email.softFailures.firstAt, count: email.softFailures.count, nextTryAt: email.retryAt ?? null } }
+      : {}),
     ...(email.complaint ? { complaint: { at: email.complaint.at, detail: email.complaint.detail ?? null } } : {}),
     ...(email.reason !== undefined && !['DELIVERED', 'BOUNCED'].includes(email.status) ? { reason: email.reason } : {}),
   };

@@ -131,3 +131,41 @@ describe('soft bounces', () => {
     instance.smtp.deferRecipients.delete(to);
   }, TIMEOUT);
 });
+
+describe('soft bounces across a restart', () => {
+  let instance: Instance;
+  let project: ProjectAccess;
+  let domain: Domain;
+
+  beforeAll(async () => {
+    instance = await startInstance({ process: true, env: { EMAIL_RATE_PER_SECOND: '0', SOFT_BOUNCE_RETRY_HOURS: '0.005' } });
+    project = await newProject(instance, 'Soft bounces, restarted');
+    domain = await verifiedDomain(instance, project);
+  });
+  afterAll(() => instance.dispose());
+
+  it('the retry window is counted from the first 4xx, not from the restart, and ends in the soft bounce', async () => {
+    const to = `${unique('restarted')}@customer.example`;
+    instance.smtp.deferRecipients.add(to);
+    const res = await project.api.post('/v1/send', { to, from: `x@${domain.domain}`, subject: 'Hi', body: '<p>Hello</p>' });
+    const emailId = res.body.data.emails[0].email as string;
+    const lookUp = async () => (await project.api.get(`/emails/${emailId}`)).body.data;
+    const before = await eventually(async () => (await lookUp())?.deferred, DRAIN, 'the first 4xx');
+    expect(before).toMatchObject({ count: 1, nextTryAt: expect.any(String) });
+
+    await instance.stop(); // SIGKILL
+    await instance.restart();
+
+    const after = await eventually(async () => {
+      const deferred = (await lookUp())?.deferred;
+      return deferred && deferred.count > before.count ? deferred : undefined;
+    }, DRAIN, 'a 4xx after the restart');
+    expect(after.firstAt, 'the window starts at the first 4xx').toBe(before.firstAt);
+    const email = await eventually(async () => {
+      const found = await lookUp();
+      return found?.status === 'BOUNCED' ? found : undefined;
+    }, DRAIN, 'the soft bounce');
+    expect(email.bounce).toMatchObject({ type: 'soft', status: '4.2.2' });
+    expect(email.deferred).toBeUndefined();
+  }, TIMEOUT);
+});

@@ -19,6 +19,10 @@ const email = z.object({
     .object({ type: z.enum(['hard', 'soft']), status: z.string().nullable().describe('Enhanced status code, e.g. 5.1.1'), diagnostic: z.string().nullable() })
     .optional()
     .describe('Hard: a 5xx or a permanent bounce report; soft: 4xx answers until SOFT_BOUNCE_RETRY_HOURS ran out'),
+  deferred: z
+    .object({ firstAt: z.string(), count: z.number().int(), nextTryAt: z.string().nullable() })
+    .optional()
+    .describe('While 4xx answers are retried (status SENDING): the first one, how many so far, and the next try; the soft bounce comes SOFT_BOUNCE_RETRY_HOURS after firstAt'),
   complaint: z.object({ at: z.string(), detail: z.string().nullable() }).optional().describe('A feedback report or POST /v1/complaints about this email'),
   reason: z.string().optional().describe('Why it was not sent (SKIPPED, SUPPRESSED, FAILED)'),
 });
