@@ -28,6 +28,8 @@ export const LIMITS = {
   /** Names of templates, segments, campaigns, sender display names. */
   name: 200,
   projectName: 100,
+  /** A project's postal address, printed in the footer of marketing email: a few lines. */
+  projectAddress: 500,
   description: 1000,
   /** RFC 5322's line limit: a longer subject cannot be one header line. */
   subject: 998,
@@ -68,5 +70,12 @@ export const LIMITS = {
   },
   /** A feedback report posted to /v1/complaints. */
   complaintReportBytes: 1024 * 1024,
+  /** The inbound SMTP listener: past `messageBytes` a message is refused (552), past `recipients` a RCPT (452). */
+  inbound: {
+    messageBytes: 25 * 1024 * 1024,
+    recipients: 100,
+    /** Attachments `email.received` lists (name, type, size) of one message. */
+    attachmentsListed: 100,
+  },
   pageSize: 100,
 } as const;

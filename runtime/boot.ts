@@ -6,6 +6,7 @@ import { contactActor } from '../actors/contact/actor.ts';
 import { workflowExecutionActor } from '../actors/workflow-execution/actor.ts';
 import { segmentSweepActor, startSegmentSweep } from '../actors/segment-sweep/actor.ts';
 import { createApp } from '../apps/api/app.ts';
+import { startInboundListener } from '../apps/mailer/inbound.ts';
 import { startMailer } from '../apps/mailer/mailer.ts';
 import { ensureAccountIndexes } from '../domain/accounts/collections.ts';
 import { ensureCampaignIndexes } from '../domain/campaigns/collection.ts';
@@ -16,6 +17,7 @@ import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
 import { ensureEmailIndexes } from '../domain/mail/outbound.ts';
 import { ensureSuppressionIndexes } from '../domain/suppressions/collection.ts';
 import { startEmailResults } from '../domain/mail/results.ts';
+import { startReceivedMail } from '../domain/inbound/received.ts';
 import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
 import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
@@ -88,12 +90,15 @@ export async function boot(
     startWorkflowTriggers(platform);
     startJobWorker(platform);
     startEmailResults(platform);
+    startReceivedMail(platform);
   }
   const mailer = roles.mailer ? startMailer(platform) : undefined;
 
   await actors.start();
   await pubsub.start();
   await adapters.ready?.();
+  // Bounce and feedback reports and inbound mail, once pub/sub carries what it takes to the api role.
+  const inbound = roles.mailer && config.inboundSmtpPort > 0 ? await startInboundListener(platform) : undefined;
   const stopSweep = roles.api ? startSegmentSweep(platform) : undefined;
   if (roles.api) void resumeCampaigns(platform).catch((err) => log.error({ err }, 'resuming campaigns failed'));
   if (roles.api) {
@@ -122,6 +127,7 @@ export async function boot(
         server.closeAllConnections();
         await closed;
       }
+      await inbound?.close();
       await pubsub.stop();
       await actors.stop();
       mailer?.close();

@@ -30,6 +30,12 @@ export interface Config {
   /** Soft bounces of one contact within `softBounceWindowDays` that suppress the address (0: never). */
   softBounceSuppressCount: number;
   softBounceWindowDays: number;
+  /** The inbound SMTP listener's port (mailer role); 0: no listener. */
+  inboundSmtpPort: number;
+  /** The host name MX records for bounce and inbound mail point at (also the fallback Return-Path domain). */
+  inboundHost: string;
+  /** Tests only: the PEM file every SNS signature is checked with, instead of fetching SigningCertURL. */
+  snsTestCertificate?: string;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -68,6 +74,13 @@ function seconds(name: string, fallback: number, min: number, env: NodeJS.Proces
   return Math.max(n, min);
 }
 
+/** A TCP port, 0 meaning "off". */
+function tcpPort(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const n = int(name, fallback, env);
+  if (!Number.isInteger(n) || n > 65535) throw new Error(`${name} must be a port number (0 turns it off), got "${env[name]}"`);
+  return n;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int('PORT', 3000, env);
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
@@ -96,5 +109,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     softBounceRetryHours: positive('SOFT_BOUNCE_RETRY_HOURS', 72, env),
     softBounceSuppressCount: wholeNumber('SOFT_BOUNCE_SUPPRESS_COUNT', 3, env),
     softBounceWindowDays: positive('SOFT_BOUNCE_WINDOW_DAYS', 7, env),
+    inboundSmtpPort: tcpPort('INBOUND_SMTP_PORT', 2525, env),
+    inboundHost: (env.INBOUND_HOST || new URL(publicUrl).hostname).toLowerCase().replace(/\.$/, ''),
+    snsTestCertificate: env.SNS_TEST_CERTIFICATE || undefined,
   };
 }

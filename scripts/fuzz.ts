@@ -51,6 +51,8 @@ const config = loadConfig({
   PUBLIC_URL: url,
   // The fuzzer sends far more than 1,000 requests a minute; a 429 would only hide the routes.
   API_RATE_PER_MINUTE: '0',
+  // HTTP only: no inbound SMTP listener, so a fuzz run beside `npm start` does not fight for 2525.
+  INBOUND_SMTP_PORT: '0',
 });
 const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination({ dest: join(dataDir, 'server.log'), sync: true }));
 const running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);

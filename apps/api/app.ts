@@ -20,6 +20,7 @@ import { segmentRoutes } from './routes/segments.ts';
 import { templateRoutes } from './routes/templates.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { complaintRoutes } from './routes/complaints.ts';
+import { relayRoutes } from './routes/relays.ts';
 import { sendRoutes } from './routes/send.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { trackRoutes } from './routes/track.ts';
@@ -40,6 +41,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...domainRoutes(p),
   ...suppressionRoutes(p),
   ...emailRoutes(p),
+  ...relayRoutes(p),
 ];
 
 export function createApp(p: Platform): express.Express {

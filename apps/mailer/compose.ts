@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { compile } from 'html-to-text';
 import juice from 'juice';
+import { footerFor, withFooter, type FooterSettings } from '../../domain/mail/footer.ts';
 import type { EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
 import { escapeHtml, parseTemplate, renderTemplate, templateScope, type TemplateTag } from '../../domain/templates/render.ts';
 
@@ -21,9 +22,10 @@ export interface Composed {
 /**
  * The content of one email as it leaves: the template rendered with the recipient's variables
  * (values escaped in HTML), CSS inlined (mail clients drop <style>), every web link routed through
- * a signed click URL, an open pixel, and a plain-text part for clients that want one.
+ * a signed click URL, an open pixel, a plain-text part for clients that want one, and on marketing
+ * email the project's footer (footer.ts), added after rendering so no template can reach it.
  */
-export function compose(email: EmailDoc, content: EmailContent, links: Links | undefined): Composed {
+export function compose(email: EmailDoc, content: EmailContent, links: Links | undefined, project: FooterSettings | null = null): Composed {
   if (email.kind === 'system' || !links) {
     return { subject: content.subject, html: content.html, text: content.text ?? htmlToText(content.html) };
   }
@@ -36,9 +38,10 @@ export function compose(email: EmailDoc, content: EmailContent, links: Links | u
   });
   const subject = renderTemplate(content.subject, scope, 'text');
   const rendered = renderInlined(content.html, scope);
-  const text = htmlToText(rendered);
   const ownPages = [links.unsubscribeUrl, links.subscribeUrl, links.manageUrl];
-  return { subject, html: withPixel(trackLinks(rendered, links, ownPages), links.openPixelUrl), text };
+  const footer = footerFor(email.kind, project, email.vars?.locale, links, rendered);
+  const { html, text } = withFooter({ html: trackLinks(rendered, links, ownPages), text: htmlToText(rendered) }, footer);
+  return { subject, html: withPixel(html, links.openPixelUrl), text };
 }
 
 // ---- CSS inlining, once per body ---------------------------------------------------------------

@@ -1,5 +1,7 @@
 import CircuitBreaker from 'opossum';
+import { footerSettings } from '../../domain/accounts/projects.ts';
 import { domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
+import { returnPath as emailReturnPath, returnPathDomain } from '../../domain/inbound/return-path.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { emailLinks, linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
@@ -92,9 +94,13 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
   }
   if (projectId === undefined) await takeSendSlot(p, email.projectId);
 
-  const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, await linkKey(p), email._id, email.contactId);
+  const key = await linkKey(p);
+  const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, key, email._id, email.contactId);
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
-  const message = buildMessage(email, compose(email, await contentOf(p, email), links), check.domain, links, attachments);
+  // Whether the email gets a footer is footer.ts's to say; the settings are a cached read.
+  const project = links && email.projectId ? await footerSettings(p, email.projectId) : null;
+  const returnPath = emailReturnPath(key, email._id, returnPathDomain(check.domain, p.config.inboundHost));
+  const message = buildMessage(email, compose(email, await contentOf(p, email), links, project), check.domain, links, attachments, returnPath);
 
   if (email.attempts === 1) {
     await publishResult(p, email, 'email.sent');

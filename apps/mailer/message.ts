@@ -3,6 +3,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import type { DomainDoc } from '../../domain/domains/collection.ts';
 import { domainOf } from '../../domain/domains/collection.ts';
 import type { Attachment, EmailDoc } from '../../domain/mail/outbound.ts';
+import { emailIdHeaders } from '../../domain/mail/relays/events.ts';
 import type { Composed, Links } from './compose.ts';
 
 /** Parsing a PEM costs about as much as signing with it: keep each domain's key parsed. */
@@ -19,7 +20,8 @@ function dkimKey(domain: DomainDoc): KeyObject {
 /**
  * The message as handed to SMTP: addresses, the composed content, the caller's headers, the
  * unsubscribe headers of RFC 8058 on marketing mail, a Message-ID on the sender's domain, the
- * attachments, and a DKIM signature with the domain's key.
+ * attachments, a DKIM signature with the domain's key, and the email's own envelope sender
+ * (`returnPath`, see domain/inbound/return-path.ts) when given, where its bounces come back.
  */
 export function buildMessage(
   email: EmailDoc,
@@ -27,8 +29,10 @@ export function buildMessage(
   domain: DomainDoc | null,
   links: Links | undefined,
   attachments: Attachment[],
+  returnPath?: string,
 ): Mail.Options {
-  const headers: Record<string, string> = { ...email.headers };
+  // Ours last: a caller's header must not name another email to a relay's webhook.
+  const headers: Record<string, string> = { ...email.headers, ...emailIdHeaders(email._id) };
   if (email.kind === 'marketing' && links) {
     headers['List-Unsubscribe'] = `<${links.unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
@@ -41,6 +45,7 @@ export function buildMessage(
     html: content.html,
     text: content.text,
     messageId: `<${email._id}@${domainOf(email.from)}>`,
+    ...(returnPath ? { envelope: { from: returnPath, to: email.to } } : {}),
     headers,
     attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content, 'base64') })),
     ...(domain

@@ -19,12 +19,15 @@ export interface Built {
 export function buildMime(message: Mail.Options, date = new Date()): Built | undefined {
   const { html, text, subject, messageId } = message;
   if (typeof html !== 'string' || typeof text !== 'string' || typeof subject !== 'string' || typeof messageId !== 'string') return undefined;
-  if (message.attachments?.length || message.cc || message.bcc || message.inReplyTo || message.references || message.envelope || message.raw) return undefined;
+  if (message.attachments?.length || message.cc || message.bcc || message.inReplyTo || message.references || message.raw) return undefined;
   if (!/^<[\x21-\x3b\x3d\x3f-\x7e]+>$/.test(messageId)) return undefined;
   const from = address(message.from);
   const to = address(message.to);
   const replyTo = message.replyTo === undefined ? undefined : address(message.replyTo);
   if (!from || !to || replyTo === null) return undefined;
+  // An envelope sender of its own (the Return-Path) to the one recipient; any other envelope goes to nodemailer.
+  const envelope = message.envelope as { from?: unknown; to?: unknown } | undefined;
+  if (envelope && (typeof envelope.from !== 'string' || envelope.to !== to.address || Object.keys(envelope).length !== 2)) return undefined;
 
   const lines: string[] = [];
   const header = (name: string, value: string) => lines.push(foldLines(`${name}: ${value}`, 76));
@@ -46,7 +49,7 @@ export function buildMime(message: Mail.Options, date = new Date()): Built | und
   const part = (type: string, content: string) =>
     `--${boundary}\r\nContent-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${qpWrap(qpEncode(toCrlf(content)), 76)}\r\n`;
   const raw = `${lines.join('\r\n')}\r\n\r\n${part('text/plain', text)}${part('text/html', html)}--${boundary}--\r\n`;
-  return { raw: Buffer.from(raw, 'utf8'), envelope: { from: from.address, to: [to.address] }, messageId };
+  return { raw: Buffer.from(raw, 'utf8'), envelope: { from: envelope ? (envelope.from as string) : from.address, to: [to.address] }, messageId };
 }
 
 const PLAIN_ADDRESS = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+$/;

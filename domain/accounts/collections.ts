@@ -25,6 +25,10 @@ export interface ProjectDoc extends Doc {
   name: string;
   /** ISO 639-1 code for pages and footers when a contact has no `locale`. */
   language: string;
+  /** Postal address printed in the footer of marketing email; absent until set. */
+  address?: string;
+  /** Whether marketing email gets the footer; absent means on. */
+  footer?: boolean;
   secretKeyHash: string;
   publicKeyHash: string;
   createdAt: string;

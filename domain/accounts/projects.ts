@@ -1,6 +1,7 @@
 import type { Platform } from '../../runtime/platform.ts';
 import { AppError } from '../errors.ts';
 import { hashToken, newId, newToken, nowIso } from '../ids.ts';
+import type { FooterSettings } from '../mail/footer.ts';
 import { accounts, type ProjectDoc, type Role } from './collections.ts';
 
 export interface IssuedKeys {
@@ -14,7 +15,14 @@ function issueKeys(): IssuedKeys & { secretKeyHash: string; publicKeyHash: strin
   return { secretKey, publicKey, secretKeyHash: hashToken(secretKey), publicKeyHash: hashToken(publicKey) };
 }
 
-const projectView = (p: ProjectDoc) => ({ id: p._id, name: p.name, language: p.language, createdAt: p.createdAt });
+const projectView = (p: ProjectDoc) => ({
+  id: p._id,
+  name: p.name,
+  language: p.language,
+  address: p.address ?? '',
+  footer: p.footer ?? true,
+  createdAt: p.createdAt,
+});
 
 /** Keys are returned only here and on rotation: at rest they exist only as hashes. */
 export async function createProject(p: Platform, userId: string, name: string, language = 'en') {
@@ -67,7 +75,7 @@ export async function getProject(p: Platform, projectId: string, userId: string)
   return { ...projectView(doc), role };
 }
 
-export async function updateProject(p: Platform, projectId: string, userId: string, patch: { name?: string; language?: string }) {
+export async function updateProject(p: Platform, projectId: string, userId: string, patch: { name?: string; language?: string; address?: string; footer?: boolean }) {
   await requireMember(p, projectId, userId, 'ADMIN');
   const doc = await accounts(p.store).projects.findOneAndUpdate({ _id: projectId }, { $set: patch });
   if (!doc) throw new AppError('NOT_FOUND', 'Project not found');
@@ -136,4 +144,12 @@ export async function projectForKey(p: Platform, key: string): Promise<{ project
 export async function projectLanguage(p: Platform, projectId: string): Promise<string> {
   const doc = await accounts(p.store).projects.findOne({ _id: projectId }, { projection: { language: 1 } });
   return doc?.language ?? 'en';
+}
+
+/**
+ * What the footer of the project's marketing email needs. Read by the mailer for each email:
+ * `projects` is a read-cached collection, so a campaign's emails ask the store once, not once each.
+ */
+export async function footerSettings(p: Pick<Platform, 'store'>, projectId: string): Promise<FooterSettings | null> {
+  return accounts(p.store).projects.findOne({ _id: projectId }, { projection: { name: 1, language: 1, address: 1, footer: 1 } });
 }

@@ -26,6 +26,8 @@ export interface DomainDoc extends Doc {
   };
   createdAt: string;
   verifiedAt: string | null;
+  /** Whether the last check found the `bounces.<domain>` MX pointing at us: the Return-Path's domain. */
+  bounceMx?: boolean;
 }
 
 export const domains = (store: DocumentStore) => store.collection<DomainDoc>('domains');

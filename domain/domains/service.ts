@@ -25,18 +25,18 @@ export interface DomainView {
   records: DnsRecord[];
 }
 
-const publicRecords = (doc: DomainDoc): DnsRecord[] =>
-  domainRecords(doc).map(({ type, name, value, required }) => ({ type, name, value, required }));
+const publicRecords = (doc: DomainDoc, inboundHost: string): DnsRecord[] =>
+  domainRecords(doc, inboundHost).map(({ type, name, value, required }) => ({ type, name, value, required }));
 
 /** What the API shows of a domain: never the DKIM private key or anything derived from it. */
-export const domainView = (doc: DomainDoc): DomainView => ({
+export const domainView = (doc: DomainDoc, inboundHost: string): DomainView => ({
   id: doc._id,
   domain: doc.domain,
   projectId: doc.projectId,
   verified: doc.verified,
   createdAt: doc.createdAt,
   verifiedAt: doc.verifiedAt,
-  records: publicRecords(doc),
+  records: publicRecords(doc, inboundHost),
 });
 
 function requireVerifiedEmail(caller: DomainCaller): void {
@@ -113,7 +113,7 @@ export async function addDomain(p: Platform, caller: DomainCaller, projectId: st
     throw alreadyLinked(await collection.findOne({ domain }, { projection: { projectId: 1 } }), projectId, domain);
   }
   p.log.info({ projectId, domainId: doc._id, domain }, 'domain added');
-  return domainView(doc);
+  return domainView(doc, p.config.inboundHost);
 }
 
 /** The project's domains, oldest first (any member). */
@@ -121,7 +121,7 @@ export async function listDomains(p: Platform, caller: DomainCaller, projectId: 
   requireVerifiedEmail(caller);
   await requireMember(p, projectId, caller.userId);
   const docs = await domains(p.store).find({ projectId }, { sort: { _id: 1 } });
-  return docs.map(domainView);
+  return docs.map((doc) => domainView(doc, p.config.inboundHost));
 }
 
 export interface VerifyResult {
@@ -135,13 +135,16 @@ export interface VerifyResult {
  */
 export async function verifyDomain(p: Platform, caller: DomainCaller, id: string): Promise<VerifyResult> {
   const doc = await domainForCaller(p, caller, id);
-  const { checks, failures } = await checkRecords(domainRecords(doc), { servers: p.config.dnsServers });
+  const { checks, failures } = await checkRecords(domainRecords(doc, p.config.inboundHost), { servers: p.config.dnsServers });
   if (failures.length > 0) {
     // The user hears "not found"; a resolver that times out or refuses is the operator's business.
     p.log.warn({ domainId: doc._id, domain: doc.domain, dnsServers: p.config.dnsServers, failures }, 'DNS lookups failed during domain verification');
   }
   const records = checks.map(({ type, name, value, required, found }) => ({ type, name, value, required, found }));
   const allRequired = checks.every((c) => !c.required || c.found);
+  // Each check moves the Return-Path of the domain's mail to bounces.<domain> or back (verified or not).
+  const bounceMx = checks.some((c) => c.purpose === 'bounce' && c.found);
+  if (bounceMx !== (doc.bounceMx ?? false)) await domains(p.store).updateOne({ _id: doc._id }, { $set: { bounceMx } });
   if (doc.verified) return { verified: true, records };
   if (!allRequired) return { verified: false, records };
 

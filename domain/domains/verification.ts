@@ -1,10 +1,11 @@
 import { Resolver } from 'node:dns/promises';
+import { bounceDomainOf } from '../inbound/return-path.ts';
 import type { DnsRecord, DomainDoc } from './collection.ts';
 
 /** The DKIM selector of every domain: the DKIM record lives at `mailroom._domainkey.<domain>`. */
 export const DKIM_SELECTOR = 'mailroom';
 
-export type RecordPurpose = 'ownership' | 'dkim' | 'spf' | 'dmarc';
+export type RecordPurpose = 'ownership' | 'dkim' | 'spf' | 'dmarc' | 'bounce' | 'inbound';
 
 export interface DomainRecord extends DnsRecord {
   purpose: RecordPurpose;
@@ -12,9 +13,11 @@ export interface DomainRecord extends DnsRecord {
 
 /**
  * Every record to publish for a domain, in the order a user works through them: the two the
- * verification needs (ownership, DKIM), then the recommended SPF and DMARC.
+ * verification needs (ownership, DKIM), then the recommended SPF and DMARC, then the optional MX
+ * records pointing at the inbound listener: `bounces.<domain>` (the Return-Path of the domain's
+ * mail moves there, aligned with the sender for DMARC) and the domain itself (to receive mail).
  */
-export function domainRecords(doc: Pick<DomainDoc, 'domain' | 'verificationToken' | 'dkim'>): DomainRecord[] {
+export function domainRecords(doc: Pick<DomainDoc, 'domain' | 'verificationToken' | 'dkim'>, inboundHost: string): DomainRecord[] {
   return [
     { purpose: 'ownership', type: 'TXT', name: `_mailroom.${doc.domain}`, value: `mailroom-verification=${doc.verificationToken}`, required: true },
     {
@@ -26,8 +29,13 @@ export function domainRecords(doc: Pick<DomainDoc, 'domain' | 'verificationToken
     },
     { purpose: 'spf', type: 'TXT', name: doc.domain, value: 'v=spf1 mx ~all', required: false },
     { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${doc.domain}`, value: 'v=DMARC1; p=none', required: false },
+    { purpose: 'bounce', type: 'MX', name: bounceDomainOf(doc.domain), value: `10 ${inboundHost}`, required: false },
+    { purpose: 'inbound', type: 'MX', name: doc.domain, value: `10 ${inboundHost}`, required: false },
   ];
 }
+
+/** An MX record is ours when its exchange is the inbound host, whatever its priority. */
+const exchangeOf = (value: string) => value.trim().split(/\s+/).pop()!.toLowerCase().replace(/\.$/, '');
 
 /** `k=v; k2=v2` tags of a DKIM record; whitespace around tags and inside values is dropped. */
 function dkimTags(value: string): Map<string, string> {
@@ -80,7 +88,14 @@ export interface TxtLookup {
  * misconfigured resolver) is "nothing found", which is what the user needs to hear; the reason
  * of a real failure comes back in `failure` so that operators can see it.
  */
-export async function lookupTxt(name: string, options: LookupOptions): Promise<TxtLookup> {
+export const lookupTxt = (name: string, options: LookupOptions): Promise<TxtLookup> =>
+  lookup(options, (resolver) => resolver.resolveTxt(name).then((records) => records.map((chunks) => chunks.join(''))));
+
+/** The exchanges of the MX records at `name` (lower-case, no trailing dot), as `lookupTxt` fails. */
+export const lookupMx = (name: string, options: LookupOptions): Promise<TxtLookup> =>
+  lookup(options, (resolver) => resolver.resolveMx(name).then((records) => records.map((r) => exchangeOf(r.exchange))));
+
+async function lookup(options: LookupOptions, query: (resolver: Resolver) => Promise<string[]>): Promise<TxtLookup> {
   const timeout = options.timeoutMs ?? 2000;
   const tries = options.tries ?? 2;
   const resolver = new Resolver({ timeout, tries, maxTimeout: timeout });
@@ -91,8 +106,7 @@ export async function lookupTxt(name: string, options: LookupOptions): Promise<T
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(Object.assign(new Error('DNS lookup timed out'), { code: 'ETIMEOUT' })), timeout * tries + 500);
     });
-    const records = await Promise.race([resolver.resolveTxt(name), deadline]);
-    return { values: records.map((chunks) => chunks.join('')) };
+    return { values: await Promise.race([query(resolver), deadline]) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code && ABSENT.has(code)) return { values: [] };
@@ -115,11 +129,18 @@ export async function checkRecords(
   records: DomainRecord[],
   options: LookupOptions,
 ): Promise<{ checks: RecordCheck[]; failures: { name: string; reason: string }[] }> {
-  const names = [...new Set(records.map((r) => r.name))];
-  const lookups = new Map(await Promise.all(names.map(async (name) => [name, await lookupTxt(name, options)] as const)));
+  const key = (r: DomainRecord) => `${r.type} ${r.name}`;
+  const unique = [...new Map(records.map((r) => [key(r), r])).values()];
+  const lookups = new Map(
+    await Promise.all(
+      unique.map(async (r) => [key(r), await (r.type === 'MX' ? lookupMx(r.name, options) : lookupTxt(r.name, options))] as const),
+    ),
+  );
   const checks = records.map((record) => ({
     ...record,
-    found: (lookups.get(record.name)?.values ?? []).some((value) => txtValueMatches(record, value)),
+    found: (lookups.get(key(record))?.values ?? []).some((value) =>
+      record.type === 'MX' ? value === exchangeOf(record.value) : txtValueMatches(record, value),
+    ),
   }));
   const failures = [...lookups].flatMap(([name, lookup]) => (lookup.failure ? [{ name, reason: lookup.failure }] : []));
   return { checks, failures };

@@ -26,7 +26,7 @@ export async function recordComplaint(p: Platform, projectId: string, input: { e
 }
 
 /** The email id in the first `Message-ID: <id@domain>` header the report quotes. */
-function emailIdInReport(report: string): string | undefined {
+export function emailIdInReport(report: string): string | undefined {
   for (const match of report.matchAll(/^(?:Original-)?Message-ID:[ \t]*(?:\r?\n[ \t]+)?<([^@>\s]+)@[^>\s]+>/gim)) {
     if (/^[0-9a-f-]{36}$/i.test(match[1])) return match[1].toLowerCase();
   }

@@ -9,7 +9,7 @@ import type { Platform } from '../../runtime/platform.ts';
  * The key is LINK_SECRET when set, otherwise one generated once and kept in the store, so every
  * replica and every restart signs alike.
  */
-export type LinkPurpose = 'open' | 'click' | 'contact';
+export type LinkPurpose = 'open' | 'click' | 'contact' | 'bounce';
 
 /**
  * A KeyObject, made once: Node 24 spends some 8 µs checking a Buffer key on each HMAC (a tenth of
@@ -50,8 +50,16 @@ async function loadOrCreateKey(store: DocumentStore): Promise<KeyObject> {
   }
 }
 
-const mac = (key: LinkKey, purpose: LinkPurpose, id: string, extra = '') =>
-  createHmac('sha256', key).update(`${purpose}\u0000${id}\u0000${extra}`).digest().subarray(0, 16).toString('base64url');
+const digest = (key: LinkKey, purpose: LinkPurpose, id: string, extra = '') =>
+  createHmac('sha256', key).update(`${purpose}\u0000${id}\u0000${extra}`).digest();
+
+const mac = (key: LinkKey, purpose: LinkPurpose, id: string, extra = '') => digest(key, purpose, id, extra).subarray(0, 16).toString('base64url');
+
+/**
+ * A MAC for an email address's local part (the Return-Path): 80 bits in lower-case hex, since
+ * mail systems may fold an address to one case, and it must fit in 64 characters with its id.
+ */
+export const addressMac = (key: LinkKey, purpose: LinkPurpose, id: string) => digest(key, purpose, id).subarray(0, 10).toString('hex');
 
 export const signToken = (key: LinkKey, purpose: LinkPurpose, id: string, extra?: string) => `${id}.${mac(key, purpose, id, extra)}`;
 

@@ -53,8 +53,6 @@ export interface EmailDoc extends Doc {
   createdAt: string;
   sentAt?: string;
   deliveredAt?: string;
-  /** Set when the contact, and with it the `email.complaint` event about this email, is deleted. */
-  complained?: boolean;
   /** The relay's last answer about this email (its 250, 4xx or 5xx line). */
   response?: string;
   /** The 4xx answers so far, and when the next try may be made (soft-bounces.ts). */
@@ -62,7 +60,10 @@ export interface EmailDoc extends Doc {
   retryAt?: string;
   /** The bounce: written with BOUNCED by the mailer, or by results.ts for one reported after a 250. */
   bounce?: BounceDetail;
-  /** Recorded from the `email.complaint` result (results.ts). */
+  /**
+   * Recorded from the `email.complaint` result (results.ts): what campaign stats count. Outlives
+   * the contact (anonymise.ts keeps `at` and drops `detail`), so a sent campaign's stats stay.
+   */
   complaint?: { at: string; detail?: string };
 }
 

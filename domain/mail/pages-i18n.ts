@@ -1,9 +1,9 @@
 /**
- * Every string of the subscription pages (unsubscribe, subscribe, manage) and of their error
- * pages, in every shipped language, and the rule that picks one (the spec's contact rule 2):
- * the contact's `data.locale` when it is shipped, else the project's language when it is shipped,
- * else English. Placeholders are `{email}` and `{project}`; values are inserted (escaped) by the
- * page renderer, never here.
+ * Every string of the subscription pages (unsubscribe, subscribe, manage), of their error pages
+ * and of the footer of marketing email (footer.ts), in every shipped language, and the rule that
+ * picks one (the spec's contact rule 2): the contact's `data.locale` when it is shipped, else the
+ * project's language when it is shipped, else English. Placeholders are `{email}` and
+ * `{project}`; values are inserted (escaped) by the page or footer renderer, never here.
  *
  * To add a language: add its ISO 639-1 code to LANGUAGES and a dictionary below; the type
  * `Strings` makes a missing string a compile error.
@@ -36,6 +36,9 @@ export interface Strings {
   tooManyText: string;
   errorTitle: string;
   errorText: string;
+  footerNotice: string;
+  footerUnsubscribe: string;
+  footerPreferences: string;
 }
 
 const en: Strings = {
@@ -62,6 +65,9 @@ const en: Strings = {
   tooManyText: 'Please wait a minute and try again.',
   errorTitle: 'Something went wrong',
   errorText: 'Please try again in a few minutes.',
+  footerNotice: 'You are receiving this email because you are subscribed to {project}.',
+  footerUnsubscribe: 'Unsubscribe',
+  footerPreferences: 'Email preferences',
 };
 
 const de: Strings = {
@@ -89,6 +95,9 @@ const de: Strings = {
   tooManyText: 'Bitte warten Sie eine Minute und versuchen Sie es dann erneut.',
   errorTitle: 'Etwas ist schiefgelaufen',
   errorText: 'Bitte versuchen Sie es in einigen Minuten erneut.',
+  footerNotice: 'Sie erhalten diese E-Mail, weil Sie bei {project} angemeldet sind.',
+  footerUnsubscribe: 'Abmelden',
+  footerPreferences: 'E-Mail-Einstellungen',
 };
 
 // French puts a no-break space before "?".
@@ -117,6 +126,9 @@ const fr: Strings = {
   tooManyText: 'Veuillez patienter une minute, puis réessayer.',
   errorTitle: 'Une erreur s’est produite',
   errorText: 'Veuillez réessayer dans quelques minutes.',
+  footerNotice: 'Vous recevez cet e-mail parce que vous êtes abonné à {project}.',
+  footerUnsubscribe: 'Se désabonner',
+  footerPreferences: 'Préférences e-mail',
 };
 
 const es: Strings = {
@@ -144,6 +156,9 @@ const es: Strings = {
   tooManyText: 'Espera un minuto y vuelve a intentarlo.',
   errorTitle: 'Algo salió mal',
   errorText: 'Vuelve a intentarlo en unos minutos.',
+  footerNotice: 'Recibes este correo porque estás suscrito a {project}.',
+  footerUnsubscribe: 'Cancelar suscripción',
+  footerPreferences: 'Preferencias de correo',
 };
 
 const DICTIONARY: Record<Language, Strings> = { en, de, fr, es };

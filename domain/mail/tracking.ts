@@ -67,9 +67,10 @@ const repeatKey = (e: Engagement) =>
 /**
  * Records one open or click of a known email. Each step is retried on its own (a retried step
  * never repeats an earlier one), and the event has its id before the first attempt, so an actor
- * call whose answer was lost is not recorded twice. Throws when a step keeps failing.
+ * call whose answer was lost is not recorded twice (a relay's report passes the id it derives
+ * from the provider's event). Throws when a step keeps failing.
  */
-export async function recordEngagement(p: Platform, e: Engagement, policy: RetryPolicy = DEFAULT_RETRY): Promise<EngagementOutcome> {
+export async function recordEngagement(p: Platform, e: Engagement, policy: RetryPolicy = DEFAULT_RETRY, eventId = newId()): Promise<EngagementOutcome> {
   // The repeat check comes first: a link fetched over and over costs one limiter call a time.
   let fresh = true;
   try {
@@ -91,7 +92,6 @@ export async function recordEngagement(p: Platform, e: Engagement, policy: Retry
       : { $inc: { clicks: 1 }, $min: { firstClickedAt: at }, $max: { lastClickedAt: at } };
   await withRetry(policy, () => emails(p).updateOne({ _id: e.emailId }, counters));
 
-  const eventId = newId();
   const name = e.kind === 'open' ? 'email.open' : 'email.click';
   const data: Record<string, SimpleValue> = e.kind === 'open' ? { emailId: e.emailId } : { emailId: e.emailId, url: e.url.slice(0, MAX_URL) };
   try {

@@ -30,7 +30,10 @@ const where = (r: RouteSpec) => `${r.method.toUpperCase()} ${r.path}`;
  * Who needs what, written out here rather than read from the routes' own declarations (`needs`):
  * a route that stops declaring a need would otherwise drop out of the check that it refuses.
  */
-const ADMIN_ONLY = ['PATCH /projects/:id', 'POST /projects/:id/keys/rotate', 'POST /projects/:id/members', 'POST /domains', 'DELETE /domains/:id'];
+const ADMIN_ONLY = [
+  'PATCH /projects/:id', 'POST /projects/:id/keys/rotate', 'POST /projects/:id/members', 'POST /domains', 'DELETE /domains/:id',
+  'PUT /projects/:id/relays/:provider', 'DELETE /projects/:id/relays/:provider',
+];
 const VERIFIED_ONLY = ['GET /domains/project/:projectId', 'POST /domains', 'GET /domains/:id/verify', 'DELETE /domains/:id'];
 const listed = (names: string[]) => names.map((name) => routes.find((r) => where(r) === name) ?? expect.fail(`${name} is not a route`));
 
@@ -76,6 +79,10 @@ const PARAMS: Record<string, (f: Fixtures) => string | undefined> = {
   '/workflows/:id/executions/:executionId': () => 'no-such-execution',
   '/suppressions/:email': (f) => f.suppressedEmail,
   '/emails/:id': (f) => f.emailId,
+  '/projects/:id/relays/:provider': () => 'postmark',
+  // Relay webhooks take no credential (the provider's signature is one): only the path is needed here.
+  '/v1/relay-events/:provider': () => 'postmark',
+  '/v1/relay-events/:provider/:projectId': (f) => f.projectId,
 };
 
 /**
@@ -94,6 +101,7 @@ const BODIES: Record<string, (f: Fixtures) => unknown> = {
   'PUT /campaigns/:id': () => ({ name: 'Renamed by someone else' }),
   'POST /campaigns/:id/test': () => ({ email: 'intruder@example.com' }),
   'PATCH /templates/:id': () => ({ name: 'Renamed by someone else' }),
+  'PUT /projects/:id/relays/:provider': () => ({ signingKey: 'intruder-password-0123456789' }),
   'PATCH /workflows/:id': () => ({ name: 'Renamed by someone else' }),
   'POST /workflows/:id/steps': () => ({ type: 'EXIT', name: 'Intruder', position: { x: 0, y: 0 }, config: {} }),
   'PATCH /workflows/:id/steps/:stepId': () => ({ name: 'Renamed by someone else' }),

@@ -65,7 +65,7 @@ describe.concurrent('sending domains', () => {
   }
 
   describe('adding a domain', () => {
-    it('answers 201 with the unverified Domain and the four records to publish', async () => {
+    it('answers 201 with the unverified Domain and the six records to publish', async () => {
       const owner = await newProject(instance);
       const name = uniqueDomain('shape');
       const res = await add(owner, name);
@@ -92,6 +92,9 @@ describe.concurrent('sending domains', () => {
         { type: 'TXT', name: `mailroom._domainkey.${name}`, value: `v=DKIM1; k=rsa; p=${key}`, required: true },
         { type: 'TXT', name, value: 'v=spf1 mx ~all', required: false },
         { type: 'TXT', name: `_dmarc.${name}`, value: 'v=DMARC1; p=none', required: false },
+        // The inbound listener's host (INBOUND_HOST, here PUBLIC_URL's): bounces, then inbound mail.
+        { type: 'MX', name: `bounces.${name}`, value: '10 127.0.0.1', required: false },
+        { type: 'MX', name, value: '10 127.0.0.1', required: false },
       ]);
       // The DKIM key is a real 2048-bit RSA public key (SubjectPublicKeyInfo, DER, base64).
       const publicKey = createPublicKey({ key: Buffer.from(key!, 'base64'), format: 'der', type: 'spki' });
@@ -229,12 +232,12 @@ describe.concurrent('sending domains', () => {
       for (const r of d.records) instance.dns.clear(r.name);
       const later = await verify(owner.token, d.id);
       expect(later.body.data.verified).toBe(true);
-      expect(later.body.data.records.map((r: { found: boolean }) => r.found)).toEqual([false, false, false, false]);
+      expect(later.body.data.records.map((r: { found: boolean }) => r.found)).toEqual([false, false, false, false, false, false]);
       const relisted = (await list(owner.token, owner.projectId)).body.data[0];
       expect(relisted).toMatchObject({ verified: true, verifiedAt: listed.verifiedAt });
     });
 
-    it('only the required records are needed; SPF and DMARC are reported but optional', async () => {
+    it('only the required records are needed; SPF, DMARC and the MX records are reported but optional', async () => {
       const owner = await newProject(instance);
       const d = await added(owner);
       publishRecords(instance.dns, d.records.filter((r) => r.required));
@@ -243,6 +246,8 @@ describe.concurrent('sending domains', () => {
       expect(res.body.data.records.map((r: { required: boolean; found: boolean }) => [r.required, r.found])).toEqual([
         [true, true],
         [true, true],
+        [false, false],
+        [false, false],
         [false, false],
         [false, false],
       ]);

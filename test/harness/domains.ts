@@ -26,15 +26,22 @@ export const uniqueDomain = (tag = 'send') => `${tag}-${++counter}-${Date.now().
 
 /**
  * Publishes records in the DNS server exactly as the API gave them: all TXT values of one name
- * together (a name may carry several records). Existing TXT values of those names are replaced.
+ * together (a name may carry several records), and the MX records (`<priority> <exchange>`).
+ * Existing TXT and MX records of those names are replaced.
  */
 export function publishRecords(dns: DnsServer, records: DomainRecord[]): void {
   const byName = new Map<string, string[]>();
+  const mx = new Map<string, { priority: number; exchange: string }[]>();
   for (const record of records) {
+    if (record.type === 'MX') {
+      const [priority, exchange] = record.value.split(/\s+/);
+      mx.set(record.name, [...(mx.get(record.name) ?? []), { priority: Number(priority), exchange }]);
+    }
     if (record.type !== 'TXT') continue;
     byName.set(record.name, [...(byName.get(record.name) ?? []), record.value]);
   }
   for (const [name, values] of byName) dns.setTxt(name, values);
+  for (const [name, exchanges] of mx) dns.setMx(name, exchanges);
 }
 
 /**

@@ -22,6 +22,8 @@ export interface Instance {
   dns: DnsServer;
   dataDir: string;
   env: Record<string, string>;
+  /** The inbound SMTP listener's port (`INBOUND_SMTP_PORT`, its own per instance): bounce reports and inbound mail go there. */
+  inboundPort: number;
   /**
    * What the platform logged so far, one entry per line, with the process that wrote it
    * (`embedded`; distributed: `api-0`, `mailer`, `daprd-api-0`, …). Empty unless started with `logs`.
@@ -94,8 +96,10 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
   const dns = await startDnsServer();
   const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-test-'));
   const port = await freePort();
+  const inboundPort = await freePort();
   const env: Record<string, string> = {
     PORT: String(port),
+    INBOUND_SMTP_PORT: String(inboundPort),
     DATA_DIR: dataDir,
     SMTP_URL: smtp.url,
     DNS_SERVERS: dns.address,
@@ -122,6 +126,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     dns,
     dataDir,
     env,
+    inboundPort: Number(env.INBOUND_SMTP_PORT),
     async logs() {
       if (TEST_MODE !== 'distributed') return lines.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => ({ process: 'embedded', line }));
       const dir = join(dataDir, 'logs');

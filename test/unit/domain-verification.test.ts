@@ -4,16 +4,18 @@ import { startDnsServer, type DnsServer } from '../harness/dns-server.ts';
 
 const KEY = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA' + 'x'.repeat(340) + 'IDAQAB';
 const doc = { domain: 'example.com', verificationToken: 'tok123', dkim: { selector: 'mailroom', publicKey: KEY, privateKeyPem: 'secret' } };
-const records = domainRecords(doc);
+const records = domainRecords(doc, 'mx.mailroom.example');
 const byPurpose = (purpose: DomainRecord['purpose']) => records.find((r) => r.purpose === purpose)!;
 
 describe('domain records', () => {
-  it('are the ownership and DKIM TXT (required), then SPF and DMARC (recommended)', () => {
+  it('are the ownership and DKIM TXT (required), then SPF and DMARC (recommended), then the bounce and inbound MX (optional)', () => {
     expect(records.map(({ purpose: _, ...r }) => r)).toEqual([
       { type: 'TXT', name: '_mailroom.example.com', value: 'mailroom-verification=tok123', required: true },
       { type: 'TXT', name: 'mailroom._domainkey.example.com', value: `v=DKIM1; k=rsa; p=${KEY}`, required: true },
       { type: 'TXT', name: 'example.com', value: 'v=spf1 mx ~all', required: false },
       { type: 'TXT', name: '_dmarc.example.com', value: 'v=DMARC1; p=none', required: false },
+      { type: 'MX', name: 'bounces.example.com', value: '10 mx.mailroom.example', required: false },
+      { type: 'MX', name: 'example.com', value: '10 mx.mailroom.example', required: false },
     ]);
     expect(JSON.stringify(records)).not.toContain('secret');
   });
@@ -92,13 +94,18 @@ describe('DNS lookups', () => {
       ['dkim', false],
       ['spf', false],
       ['dmarc', false],
+      ['bounce', false],
+      ['inbound', false],
     ]);
     dns.setTxt('mailroom._domainkey.example.com', [`v=DKIM1; k=rsa; p=${KEY}`]);
     dns.setTxt('example.com', ['v=spf1 mx ~all']);
+    // An MX is ours when it names the inbound host, whatever its priority (and the name's TXT stay apart).
+    dns.setMx('bounces.example.com', [{ priority: 20, exchange: 'MX.mailroom.example.' }]);
+    dns.setMx('example.com', [{ priority: 10, exchange: 'mx.elsewhere.example' }]);
     const second = await checkRecords(records, { servers: [dns.address] });
-    expect(second.checks.map((r) => r.found)).toEqual([true, true, true, false]);
+    expect(second.checks.map((r) => r.found)).toEqual([true, true, true, false, true, false]);
     dns.clear('_mailroom.example.com');
     const third = await checkRecords(records, { servers: [dns.address] });
-    expect(third.checks.map((r) => r.found)).toEqual([false, true, true, false]);
+    expect(third.checks.map((r) => r.found)).toEqual([false, true, true, false, true, false]);
   });
 });

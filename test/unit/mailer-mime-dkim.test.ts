@@ -89,4 +89,13 @@ describe('buildMime + dkimSign', () => {
     expect(buildMime({ ...base, to: 'zoë@x.example' })).toBeUndefined();
     expect(buildMime({ ...base, headers: { 'Bad Name': 'x' } })).toBeUndefined();
   });
+
+  it("build the email's own envelope sender (its Return-Path) into the envelope, not into the message", () => {
+    const returnPath = `b-0192-abc-0123456789abcdef0123@bounces.${DOMAIN}`;
+    const built = buildMime({ ...base, envelope: { from: returnPath, to: 'ann@customer.example' } });
+    expect(built?.envelope).toEqual({ from: returnPath, to: ['ann@customer.example'] });
+    expect(built?.raw.toString()).not.toContain(returnPath);
+    // An envelope to anyone else than the To address is nodemailer's to build.
+    expect(buildMime({ ...base, envelope: { from: returnPath, to: 'someone@else.example' } })).toBeUndefined();
+  });
 });

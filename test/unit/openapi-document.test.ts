@@ -129,9 +129,9 @@ describe('the OpenAPI document', () => {
         expect(p.schema, `${where(spec)} ${p.name}`).toBeDefined();
         if (p.in === 'path') expect(p.required).toBe(true);
       }
-      if (spec.body || spec.upload) {
+      if (spec.body || spec.upload || spec.rawBody) {
         const content = op.requestBody?.content ?? {};
-        const media = spec.upload ? 'multipart/form-data' : 'application/json';
+        const media = spec.upload ? 'multipart/form-data' : spec.rawBody ? '*/*' : 'application/json';
         expect(content[media]?.schema, `${where(spec)} request body`).toBeDefined();
       } else {
         expect(op.requestBody, `${where(spec)} takes no body`).toBeUndefined();

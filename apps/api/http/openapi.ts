@@ -107,7 +107,7 @@ export function errorStatuses(spec: RouteSpec): number[] {
   // Any id in the path may name nothing in the caller's project.
   if (spec.params) statuses.add(404);
   if (spec.params || spec.query || spec.body || spec.upload) statuses.add(422);
-  if (spec.body || spec.upload) statuses.add(413);
+  if (spec.body || spec.upload || spec.rawBody) statuses.add(413);
   if (!spec.unmetered) statuses.add(429);
   return [...statuses].sort((a, b) => a - b);
 }
@@ -163,12 +163,19 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     operationId: `${spec.method}${spec.path.replace(/[/:{}-]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: SECURITY[spec.auth],
     parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
-    ...(spec.body || spec.upload ? { requestBody: requestBody(spec) } : {}),
+    ...(spec.body || spec.upload || spec.rawBody ? { requestBody: requestBody(spec) } : {}),
     responses,
   };
 }
 
 function requestBody(spec: RouteSpec): Record<string, unknown> {
+  if (spec.rawBody) {
+    return {
+      required: true,
+      description: `${spec.rawBody.description}, at most ${spec.rawBody.maxBytes} bytes (413 PAYLOAD_TOO_LARGE beyond)`,
+      content: { '*/*': { schema: { type: 'string' } } },
+    };
+  }
   if (spec.upload) {
     const { field } = spec.upload;
     return {

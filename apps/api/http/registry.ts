@@ -20,6 +20,8 @@ export function mountRoutes(router: Router, routes: RouteSpec[], platform: Platf
     if (!spec.unmetered) steps.push(rateLimitFor(platform));
     if (spec.upload) {
       steps.push(uploadOf(spec.upload));
+    } else if (spec.rawBody) {
+      steps.push(express.raw({ type: () => true, limit: spec.rawBody.maxBytes }));
     } else if (spec.body) {
       steps.push(express.json({ limit: spec.bodyLimit ?? LIMITS.body.defaultBytes, strict: false }));
     }

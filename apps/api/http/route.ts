@@ -83,6 +83,11 @@ export interface RouteSpec<
   bodyOptional?: boolean;
   /** A multipart/form-data upload of one file in `field`, instead of a JSON body. */
   upload?: { field: string; maxBytes: number };
+  /**
+   * The body as the exact bytes it came in (a Buffer in `req.body`; any Content-Type), for routes
+   * that check a signature over them (relay webhooks). No `body` schema: the handler reads it.
+   */
+  rawBody?: { maxBytes: number; description: string };
   /** Largest JSON body accepted, in bytes; default LIMITS.body.defaultBytes (1 MB). */
   bodyLimit?: number;
   /** Success status; 204 sends no body. Default 200. */

@@ -10,7 +10,14 @@ import { idParams } from './common.ts';
 const user = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });
 const credentials = z.strictObject({ email: emailSchema, password: z.string().min(LIMITS.password.min).max(LIMITS.password.max) });
 const language = z.string().regex(/^[a-z]{2}$/, 'ISO 639-1 code such as "en"');
-const project = z.object({ id: z.string(), name: z.string(), language: z.string(), createdAt: z.string() });
+const project = z.object({
+  id: z.string(),
+  name: z.string(),
+  language: z.string(),
+  address: z.string().describe('Postal address printed in the footer of marketing email ("" until set)'),
+  footer: z.boolean().describe('Whether marketing email ends with the footer (unsubscribe and preference links, the address)'),
+  createdAt: z.string(),
+});
 const projectWithKeys = project.extend({ secretKey: z.string(), publicKey: z.string() });
 const member = z.object({ userId: z.string(), email: z.string(), role: z.enum(['ADMIN', 'MEMBER']) });
 
@@ -83,9 +90,16 @@ export function accountRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'patch', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [404], needs: { admin: true },
-      summary: "Rename a project or change its default language (admin)",
+      summary:
+        'Rename a project, change its default language, or set the footer of its marketing email: the postal address ' +
+        '(lines separated by line breaks; "" removes it) and whether the footer is added at all (admin)',
       params: idParams,
-      body: z.strictObject({ name: z.string().trim().min(1).max(LIMITS.projectName).optional(), language: language.optional() }),
+      body: z.strictObject({
+        name: z.string().trim().min(1).max(LIMITS.projectName).optional(),
+        language: language.optional(),
+        address: z.string().trim().max(LIMITS.projectAddress).optional(),
+        footer: z.boolean().optional(),
+      }),
       response: project,
       handle: ({ auth, params, body }) => updateProject(p, params.id, auth.userId, body),
     }),

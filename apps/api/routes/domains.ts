@@ -8,8 +8,10 @@ import { idParams } from './common.ts';
 const record = z.object({
   type: z.enum(['TXT', 'MX', 'CNAME']),
   name: z.string().describe('Fully qualified name'),
-  value: z.string().describe('The exact record data to publish'),
-  required: z.boolean().describe('Needed for verification; the others are recommended'),
+  value: z.string().describe('The exact record data to publish (MX: `<priority> <exchange>`)'),
+  required: z.boolean().describe(
+    'Needed for verification; the others are recommended. The optional MX records point at INBOUND_HOST: `bounces.<domain>` moves the Return-Path of the domain\'s mail there (else INBOUND_HOST), `<domain>` receives its mail as `email.received`',
+  ),
 });
 const domain = z.object({
   id: z.string(),
