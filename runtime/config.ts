@@ -25,6 +25,11 @@ export interface Config {
   verificationResendSeconds: number;
   /** Bearer token `GET /metrics` requires; unset: /metrics is open. */
   metricsToken?: string;
+  /** How long an email the relay answers 4xx for is retried before it is a soft bounce (hours, fractions allowed). */
+  softBounceRetryHours: number;
+  /** Soft bounces of one contact within `softBounceWindowDays` that suppress the address (0: never). */
+  softBounceSuppressCount: number;
+  softBounceWindowDays: number;
   /** The inbound SMTP listener's port (mailer role); 0: no listener. */
   inboundSmtpPort: number;
   /** The host name MX records for bounce and inbound mail point at (also the fallback Return-Path domain). */
@@ -45,6 +50,20 @@ function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
 function positiveInt(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   const n = int(name, fallback, env);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${env[name]}"`);
+  return n;
+}
+
+/** A positive number (a duration in its own unit, fractions allowed). */
+function positive(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const n = int(name, fallback, env);
+  if (n <= 0) throw new Error(`${name} must be a positive number, got "${env[name]}"`);
+  return n;
+}
+
+/** A whole number, 0 allowed (a count that 0 turns off). */
+function wholeNumber(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const n = int(name, fallback, env);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be a whole number, got "${env[name]}"`);
   return n;
 }
 
@@ -87,6 +106,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     campaignBatchSize: positiveInt('CAMPAIGN_BATCH_SIZE', 500, env),
     verificationResendSeconds: positiveInt('VERIFICATION_RESEND_SECONDS', 60, env),
     metricsToken: env.METRICS_TOKEN || undefined,
+    softBounceRetryHours: positive('SOFT_BOUNCE_RETRY_HOURS', 72, env),
+    softBounceSuppressCount: wholeNumber('SOFT_BOUNCE_SUPPRESS_COUNT', 3, env),
+    softBounceWindowDays: positive('SOFT_BOUNCE_WINDOW_DAYS', 7, env),
     inboundSmtpPort: tcpPort('INBOUND_SMTP_PORT', 2525, env),
     inboundHost: (env.INBOUND_HOST || new URL(publicUrl).hostname).toLowerCase().replace(/\.$/, ''),
     snsTestCertificate: env.SNS_TEST_CERTIFICATE || undefined,

@@ -8,7 +8,7 @@
  * | metric | type | labels | what |
  * |---|---|---|---|
  * | `mailroom_http_request_duration_seconds` | histogram | method, route, status | API latency; `route` is the route pattern (`/contacts/:id`), `unmatched` for 404s |
- * | `mailroom_emails_total` | counter | outcome | mailer: `sent` (first hand-over to SMTP), `delivered`, `bounced`, `failed`, `skipped`, `deferred` (SMTP outage, retried) |
+ * | `mailroom_emails_total` | counter | outcome | mailer: `sent` (first hand-over to SMTP), `delivered`, `bounced`, `failed`, `skipped`, `deferred` (SMTP outage or a 4xx, retried) |
  * | `mailroom_mailer_circuit_state` | gauge | state | mailer: 1 for the SMTP circuit breaker's state (`closed`, `half_open`, `open`), 0 for the others |
  * | `mailroom_outbound_queue_depth` | gauge | | api, at scrape time: emails accepted and not yet handed to SMTP (QUEUED or SENDING) |
  * | `mailroom_reminders_pending` | gauge | | api: actor reminders set and not yet fired; see `ActorRuntime.pendingReminders` |
@@ -79,7 +79,7 @@ export class Metrics {
     });
     this.#emails = new Counter({
       name: 'mailroom_emails_total',
-      help: 'Emails by outcome in the mailer: sent (first hand-over to SMTP), delivered, bounced, failed, skipped, deferred (SMTP outage, retried)',
+      help: 'Emails by outcome in the mailer: sent (first hand-over to SMTP), delivered, bounced, failed, skipped, deferred (SMTP outage or a 4xx, retried)',
       labelNames: ['outcome'],
       registers: roles.mailer ? registers : [],
     });

@@ -13,6 +13,7 @@ import { accountRoutes } from './routes/accounts.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { segmentRoutes } from './routes/segments.ts';
@@ -39,6 +40,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...workflowRoutes(p),
   ...domainRoutes(p),
   ...suppressionRoutes(p),
+  ...emailRoutes(p),
   ...relayRoutes(p),
 ];
 

@@ -6,23 +6,20 @@ import { refusals } from '../../domain/mail/gate.ts';
 import { emailLinks, linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
+import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommitLog } from './commit-log.ts';
 import { compose } from './compose.ts';
 import { buildMessage } from './message.ts';
+import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
 import { createTransport, type SendResult } from './transport.ts';
-
-/** A 5xx answer is the receiving side's final word on this message: a bounce, not an outage. */
-const isBounce = (err: unknown) => {
-  const code = (err as { responseCode?: number }).responseCode;
-  return typeof code === 'number' && code >= 500 && code < 600;
-};
 
 /**
  * The mailer: takes each accepted email from `email.outbound` and hands it to SMTP once.
- * Delivery waits out outages: SMTP errors other than a 5xx are retried by redelivery forever
- * (with backoff), while the circuit breaker keeps a dead relay from being hammered.
+ * Delivery waits out outages: SMTP errors other than a bounce are retried by redelivery forever
+ * (with backoff), while the circuit breaker keeps a dead relay from being hammered. A 4xx for the
+ * recipient (smtp-answers.ts) is retried too, within SOFT_BOUNCE_RETRY_HOURS (soft-bounces.ts).
  */
 export function startMailer(p: Platform): { close(): void } {
   const transport = createTransport(p.config, p.log);
@@ -32,8 +29,8 @@ export function startMailer(p: Platform): { close(): void } {
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
     resetTimeout: 5_000,
-    // Bounces say nothing about the relay's health.
-    errorFilter: isBounce,
+    // Bounces, hard or soft, say nothing about the relay's health.
+    errorFilter: isRecipientAnswer,
   });
   breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
@@ -74,12 +71,14 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
   if (projectId !== undefined) await takeSendSlot(p, projectId);
-  // The claim: an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is never sent again.
+  // The claim: an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is never sent
+  // again, and one that soft-bounced waits for its next try.
+  const now = nowIso();
   const email = await emails(p).findOneAndUpdate(
-    { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] } },
+    { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] }, $or: [{ retryAt: { $exists: false } }, { retryAt: { $lte: now } }] },
     { $set: { status: 'SENDING' }, $inc: { attempts: 1 } },
   );
-  if (!email) return;
+  if (!email) return waitForNextTry(p, emailId, now);
   if (commits.has(emailId)) {
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
@@ -112,11 +111,25 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
   try {
     result = await sendMail(message, commit);
   } catch (err) {
-    if (isBounce(err)) {
-      const reason = (err as { response?: string }).response ?? (err as Error).message;
-      await finish(p, email, 'BOUNCED', { reason });
-      await publishResult(p, email, 'email.bounce', reason, { type: 'hard', status: enhancedStatusIn(reason), diagnostic: reason });
+    const failure = smtpFailureOf(err);
+    const next = failure.kind === 'soft' ? afterSoftFailure(email.softFailures, new Date(), p.config.softBounceRetryHours) : undefined;
+    if (failure.kind === 'hard' || next?.kind === 'bounce') {
+      // Records email.bounce (hard, or soft once the retry window is over); results.ts does the rest.
+      const response = (failure as { response: string }).response;
+      const status = enhancedStatusIn(response);
+      const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };
+      await finish(p, email, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
+      await publishResult(p, email, 'email.bounce', response, bounce);
       return;
+    }
+    if (next?.kind === 'retry') {
+      // The first try's time stays on the record, so a restart neither resets nor loses the window.
+      commits.forget(emailId);
+      p.metrics?.emailOutcome('deferred');
+      const response = (failure as { response: string }).response;
+      p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
+      await emails(p).updateOne({ _id: emailId }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
+      throw err; // redelivered; the claim above lets it through from retryAt on
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
     commits.forget(emailId);
@@ -125,8 +138,14 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
     await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
-  await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response });
+  await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response, response: result.response });
   await publishResult(p, email, 'email.delivery');
+}
+
+/** A message for an email whose next try after a soft bounce is still ahead goes back to the queue. */
+async function waitForNextTry(p: Platform, emailId: string, now: string): Promise<void> {
+  const waiting = await emails(p).findOne({ _id: emailId, status: 'SENDING', retryAt: { $gt: now } }, { projection: { retryAt: 1 } });
+  if (waiting) throw new Error(`email ${emailId} soft-bounced; next try at ${waiting.retryAt}`);
 }
 
 /**

@@ -3,13 +3,16 @@ import type { Platform } from '../../runtime/platform.ts';
 import type { SimpleValue } from '../contacts/schema.ts';
 import { newId, nowIso } from '../ids.ts';
 import { refusals } from './gate.ts';
+import type { BounceDetail } from './results.ts';
+import type { SoftFailures } from './soft-bounces.ts';
 
 export const OUTBOUND_TOPIC = 'email.outbound';
 
 export type EmailKind = 'system' | 'transactional' | 'marketing';
 
 /**
- * QUEUED → SENDING (claimed by a mailer) → DELIVERED (the SMTP server took it) | BOUNCED (5xx)
+ * QUEUED → SENDING (claimed by a mailer; also while a 4xx is retried) → DELIVERED (the SMTP server
+ * took it) | BOUNCED (5xx, a bounce report, or 4xx until SOFT_BOUNCE_RETRY_HOURS ran out)
  * | FAILED (cannot be sent: sender domain removed, contact deleted, …). Never sent by rule
  * (gate.ts): SKIPPED (a marketing email to an unsubscribed contact), SUPPRESSED (an address on
  * the project's suppression list).
@@ -50,8 +53,18 @@ export interface EmailDoc extends Doc {
   createdAt: string;
   sentAt?: string;
   deliveredAt?: string;
-  /** Set when the contact, and with it the `email.complaint` event about this email, is deleted. */
-  complained?: boolean;
+  /** The relay's last answer about this email (its 250, 4xx or 5xx line). */
+  response?: string;
+  /** The 4xx answers so far, and when the next try may be made (soft-bounces.ts). */
+  softFailures?: SoftFailures;
+  retryAt?: string;
+  /** The bounce: written with BOUNCED by the mailer, or by results.ts for one reported after a 250. */
+  bounce?: BounceDetail;
+  /**
+   * Recorded from the `email.complaint` result (results.ts): what campaign stats count. Outlives
+   * the contact (anonymise.ts keeps `at` and drops `detail`), so a sent campaign's stats stay.
+   */
+  complaint?: { at: string; detail?: string };
 }
 
 export interface Attachment {

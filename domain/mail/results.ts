@@ -3,7 +3,9 @@ import type { Platform } from '../../runtime/platform.ts';
 import { AppError } from '../errors.ts';
 import type { SuppressionReason } from '../suppressions/collection.ts';
 import { suppress } from '../suppressions/service.ts';
+import { events } from '../events/collection.ts';
 import { emails } from './outbound.ts';
+import { softBouncesSuppress, softBounceWindowStart, type SoftBounceLimit } from './soft-bounces.ts';
 
 /** Outcomes of email, published by the mailer, the inbound listener, relay webhooks and the tracking endpoints. */
 export const EMAIL_RESULTS_TOPIC = 'email.result';
@@ -36,12 +38,18 @@ export interface EmailResult {
 /**
  * What an outcome does beyond its event: a hard bounce or a complaint unsubscribes the contact
  * (the spec's Events rule 3) and puts the address on the project's suppression list, so no email
- * of any type goes there again. A soft bounce does neither.
+ * of any type goes there again. A soft bounce does neither, unless the contact had `limit.count`
+ * of them within the window (`softBounces`, this one included): then it counts as a hard one.
  */
-export function consequenceOf(result: Pick<EmailResult, 'event' | 'bounce'>): SuppressionReason | undefined {
+export function consequenceOf(
+  result: Pick<EmailResult, 'event' | 'bounce'>,
+  softBounces = 0,
+  limit: SoftBounceLimit = { count: 0, windowDays: 1 },
+): SuppressionReason | undefined {
   if (result.event === 'email.complaint') return 'complaint';
-  if (result.event === 'email.bounce' && result.bounce?.type !== 'soft') return 'hard_bounce';
-  return undefined;
+  if (result.event !== 'email.bounce') return undefined;
+  if (result.bounce?.type !== 'soft') return 'hard_bounce';
+  return softBouncesSuppress(softBounces, limit) ? 'soft_bounces' : undefined;
 }
 
 /**
@@ -49,19 +57,53 @@ export function consequenceOf(result: Pick<EmailResult, 'event' | 'bounce'>): Su
  * often the message is delivered (its id is derived from the email and the outcome).
  */
 export function startEmailResults(p: Platform): void {
+  const limit: SoftBounceLimit = { count: p.config.softBounceSuppressCount, windowDays: p.config.softBounceWindowDays };
   p.pubsub.subscribe<EmailResult>(EMAIL_RESULTS_TOPIC, async (result) => {
     const contact = contactActorClient(p, result.contactId);
-    const suppression = consequenceOf(result);
+    await recordOnEmail(p, result);
+    const known = consequenceOf(result);
     try {
       // First the list (idempotent): a redelivery after a crash between the two still suppresses.
-      if (suppression) await suppressRecipient(p, result, suppression);
+      if (known) await suppressRecipient(p, result, known);
       await contact.recordSystemEvent(result.event, eventData(result), `${result.emailId}:${result.event}`);
+      // Soft bounces are counted once this one is recorded: of several at once, the last recorded
+      // sees them all (a redelivery counts the same).
+      const suppression = known ?? (isSoft(result) && limit.count > 0 ? consequenceOf(result, await softBouncesWithin(p, result, limit), limit) : undefined);
+      if (suppression && !known) await suppressRecipient(p, result, suppression);
       if (suppression) await contact.setSubscribed(false);
     } catch (err) {
       if (err instanceof AppError && err.code === 'NOT_FOUND') return; // the contact was deleted meanwhile
       throw err;
     }
   });
+}
+
+const isSoft = (result: EmailResult) => result.event === 'email.bounce' && result.bounce?.type === 'soft';
+
+/** The contact's soft bounces within the window, this one's included. */
+function softBouncesWithin(p: Platform, result: EmailResult, limit: SoftBounceLimit): Promise<number> {
+  return events(p.store).countDocuments({
+    projectId: result.projectId,
+    contactId: result.contactId,
+    createdAt: { $gte: softBounceWindowStart(limit, result.at) },
+    name: 'email.bounce',
+    'data.type': 'soft',
+  });
+}
+
+/**
+ * What GET /emails/:id shows of a complaint, and of a bounce reported after the relay took the
+ * message (a DSN, a relay's webhook): that turns the DELIVERED email BOUNCED. (A bounce at send
+ * time is on the email already: the mailer wrote it with the status.)
+ */
+async function recordOnEmail(p: Platform, result: EmailResult): Promise<void> {
+  const own = { _id: result.emailId, projectId: result.projectId };
+  if (result.event === 'email.bounce') {
+    const bounce: BounceDetail = { type: result.bounce?.type ?? 'hard', ...(result.bounce?.status ? { status: result.bounce.status } : {}), ...(result.bounce?.diagnostic ?? result.detail ? { diagnostic: (result.bounce?.diagnostic ?? result.detail)!.slice(0, 1000) } : {}) };
+    await emails(p).updateOne({ ...own, status: 'DELIVERED' }, { $set: { status: 'BOUNCED', bounce } });
+  } else if (result.event === 'email.complaint') {
+    await emails(p).updateOne(own, { $set: { complaint: { at: result.at, ...(result.detail ? { detail: result.detail.slice(0, 1000) } : {}) } } });
+  }
 }
 
 function eventData(result: EmailResult) {

@@ -50,6 +50,7 @@ interface Fixtures {
   templateId: string;
   domainId: string;
   suppressedEmail: string;
+  emailId: string;
   workflowId?: string;
   stepId?: string;
   transitionId?: string;
@@ -77,6 +78,7 @@ const PARAMS: Record<string, (f: Fixtures) => string | undefined> = {
   // No execution is needed: the workflow in the path is already another project's.
   '/workflows/:id/executions/:executionId': () => 'no-such-execution',
   '/suppressions/:email': (f) => f.suppressedEmail,
+  '/emails/:id': (f) => f.emailId,
   '/projects/:id/relays/:provider': () => 'postmark',
   // Relay webhooks take no credential (the provider's signature is one): only the path is needed here.
   '/v1/relay-events/:provider': () => 'postmark',
@@ -191,6 +193,7 @@ describe('the authorization matrix of every route', () => {
     const bulk = await must('a bulk job', a.api.post('/contacts/bulk-subscribe', { contactIds: [contact.id] }));
     const imported = await must('an import job', a.api.post('/contacts/import', undefined, { raw: csvUpload() }));
     const suppressed = await must('a suppression', a.api.post('/suppressions', { email: `${marker}-suppressed@example.com` }));
+    const mailed = await must('an email', a.api.post('/v1/send', { to: `${marker}-mailed@example.com`, from, subject: marker, body: `<p>${marker}</p>` }));
     f = {
       projectId: a.projectId,
       contactId: contact.id,
@@ -203,6 +206,7 @@ describe('the authorization matrix of every route', () => {
       templateId: template.id,
       domainId: domain.id,
       suppressedEmail: suppressed.email,
+      emailId: mailed.emails[0].email,
     };
     // Workflows, when the registry has them.
     if (routes.some((r) => r.path === '/workflows' && r.method === 'post')) {

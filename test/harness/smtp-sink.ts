@@ -18,6 +18,10 @@ export interface SmtpSink {
   waitFor(match: (m: ReceivedMessage) => boolean, timeoutMs?: number): Promise<ReceivedMessage>;
   /** Next answers to RCPT TO are 5xx (hard bounce) for these addresses. */
   rejectRecipients: Set<string>;
+  /** Next answers to RCPT TO are 4xx ("mailbox full": a soft bounce) for these addresses. */
+  deferRecipients: Set<string>;
+  /** How many 4xx answers each address got so far. */
+  deferrals: Map<string, number>;
   /**
    * An outage: stop listening, answer 421 to new transactions, let transactions already in DATA
    * finish (a message is either taken whole or not at all), then drop every connection.
@@ -33,6 +37,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const waiters: { match: (m: ReceivedMessage) => boolean; resolve: (m: ReceivedMessage) => void }[] = [];
   const rejectRecipients = new Set<string>();
+  const deferRecipients = new Set<string>();
+  const deferrals = new Map<string, number>();
   let down = false;
   const sockets = new Set<Socket>();
   /** Sockets in the middle of DATA: closed once their message is taken. */
@@ -55,6 +61,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       if (rejectRecipients.has(address.address.toLowerCase())) {
         const err = Object.assign(new Error('550 5.1.1 mailbox unavailable'), { responseCode: 550 });
         callback(err);
+        return;
+      }
+      const to = address.address.toLowerCase();
+      if (deferRecipients.has(to)) {
+        deferrals.set(to, (deferrals.get(to) ?? 0) + 1);
+        callback(Object.assign(new Error('4.2.2 mailbox full, try again later'), { responseCode: 452 }));
         return;
       }
       callback();
@@ -101,6 +113,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     port,
     messages,
     rejectRecipients,
+    deferRecipients,
+    deferrals,
     waitFor(match, timeoutMs = 10_000) {
       const found = messages.find(match);
       if (found) return Promise.resolve(found);

@@ -11,7 +11,7 @@ const page = { limit: limitParam(50), cursor: z.string().min(1).max(1000).option
 /** The array stays `data` (what clients read); where the next page starts goes beside it. */
 const pageReply = ({ events, ...page }: { events: unknown[]; nextCursor: string | null; hasMore: boolean }) => reply(events, { page });
 
-const event = z.object({
+export const event = z.object({
   id: z.string(),
   name: z.string(),
   contactId: z.string(),
