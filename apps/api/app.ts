@@ -22,6 +22,7 @@ import { complaintRoutes } from './routes/complaints.ts';
 import { sendRoutes } from './routes/send.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { trackRoutes } from './routes/track.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 /** Every route of the API, in mount order. The OpenAPI document is generated from this list. */
 export const apiRoutes = (p: Platform): RouteSpec[] => [
@@ -38,6 +39,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...workflowRoutes(p),
   ...domainRoutes(p),
   ...suppressionRoutes(p),
+  ...webhookRoutes(p),
 ];
 
 export function createApp(p: Platform): express.Express {
