@@ -50,6 +50,8 @@ interface Fixtures {
   workflowId?: string;
   stepId?: string;
   transitionId?: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 /**
@@ -74,6 +76,8 @@ const PARAMS: Record<string, (f: Fixtures) => string | undefined> = {
   // No execution is needed: the workflow in the path is already another project's.
   '/workflows/:id/executions/:executionId': () => 'no-such-execution',
   '/suppressions/:email': (f) => f.suppressedEmail,
+  '/webhooks/:id': (f) => f.webhookId,
+  '/webhooks/:id/deliveries/:deliveryId': (f) => f.deliveryId,
 };
 
 /**
@@ -96,6 +100,8 @@ const BODIES: Record<string, (f: Fixtures) => unknown> = {
   'POST /workflows/:id/steps': () => ({ type: 'EXIT', name: 'Intruder', position: { x: 0, y: 0 }, config: {} }),
   'PATCH /workflows/:id/steps/:stepId': () => ({ name: 'Renamed by someone else' }),
   'POST /workflows/:id/transitions': (f) => ({ fromStepId: f.stepId, toStepId: f.stepId }),
+  'PATCH /webhooks/:id': () => ({ description: 'Renamed by someone else' }),
+  'POST /webhooks/:id/replay': () => ({ since: '2020-01-01T00:00:00Z' }),
 };
 
 /** The concrete path of a route for project A's objects, or the parameter with no fixture. */
@@ -183,6 +189,9 @@ describe('the authorization matrix of every route', () => {
     const bulk = await must('a bulk job', a.api.post('/contacts/bulk-subscribe', { contactIds: [contact.id] }));
     const imported = await must('an import job', a.api.post('/contacts/import', undefined, { raw: csvUpload() }));
     const suppressed = await must('a suppression', a.api.post('/suppressions', { email: `${marker}-suppressed@example.com` }));
+    // Loopback is refused by the outbound guard here: the test event's delivery fails at once, and is still a delivery.
+    const webhook = await must('a webhook', a.api.post('/webhooks', { url: `http://127.0.0.1:9/${marker}`, events: ['*'], description: marker }));
+    const delivery = await must('a webhook delivery', a.api.post(`/webhooks/${webhook.id}/test`));
     f = {
       projectId: a.projectId,
       contactId: contact.id,
@@ -195,6 +204,8 @@ describe('the authorization matrix of every route', () => {
       templateId: template.id,
       domainId: domain.id,
       suppressedEmail: suppressed.email,
+      webhookId: webhook.id,
+      deliveryId: delivery.id,
     };
     // Workflows, when the registry has them.
     if (routes.some((r) => r.path === '/workflows' && r.method === 'post')) {
@@ -272,6 +283,8 @@ describe('the authorization matrix of every route', () => {
     await still(`/domains/project/${a.projectId}`, a.token, (d) => expect(d.map((x: any) => x.id)).toEqual([f.domainId]));
     await still('/events', a.secretKey, (e) => expect(e.map((x: any) => x.name)).toContain(f.eventName));
     await still(`/suppressions/${encodeURIComponent(f.suppressedEmail)}`, a.secretKey, (s) => expect(s.reason).toBe('manual'));
+    await still(`/webhooks/${f.webhookId}`, a.secretKey, (w) => expect(w).toMatchObject({ description: marker, enabled: true }));
+    await still(`/webhooks/${f.webhookId}/deliveries`, a.secretKey, (d) => expect(d.items.filter((x: any) => x.replayOf)).toEqual([]));
     if (f.workflowId) await still(`/workflows/${f.workflowId}`, a.secretKey, (w) => expect(w.name).toBe(`${marker} workflow`));
   });
 
