@@ -128,8 +128,7 @@ describe('event webhooks', () => {
       const res = await project.api.post('/webhooks', body);
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
-      expect(res.body.error.details?.fieldErrors ?? res.body.error.fieldErrors ?? JSON.stringify(res.body)).toBeDefined();
-      expect(JSON.stringify(res.body.error)).toContain(field);
+      expect(res.body.error.errors.map((e: { field: string }) => e.field), JSON.stringify(res.body)).toContain(field);
     }
     expect((await project.api.get('/webhooks')).body.data.total).toBe(before);
   });
@@ -272,6 +271,33 @@ describe('event webhooks', () => {
 
     const missing = await project.api.post(`/webhooks/${hook.id}/deliveries/no-such-delivery/replay`);
     expect(missing.status).toBe(404);
+  });
+});
+
+describe('event webhooks under the outbound guard', () => {
+  let instance: Instance;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    instance = await startInstance({ env: { ...ENV, WEBHOOK_ALLOW_PRIVATE: '' } });
+  });
+  afterAll(async () => {
+    await instance?.dispose();
+    await receiver?.close();
+  });
+
+  it('an endpoint on a loopback address gets nothing: each attempt records the refusal', async () => {
+    const project = await newProject(instance, 'Webhooks guarded');
+    for (const url of [receiver.url('/guarded'), receiver.url('/guarded').replace('127.0.0.1', 'localhost')]) {
+      const created = await project.api.post('/webhooks', { url, events: ['*'] });
+      expect(created.status).toBe(201);
+      const res = await project.api.post(`/webhooks/${created.body.data.id}/test`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.data).toMatchObject({ status: 'PENDING', attempts: [{ error: expect.stringMatching(/loopback address.*WEBHOOK_ALLOW_PRIVATE/) }] });
+    }
+    await sleep(QUIET_MS);
+    expect(receiver.hits).toHaveLength(0);
   });
 });
 
