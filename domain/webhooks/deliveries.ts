@@ -49,7 +49,7 @@ export async function createDelivery(
     if (!(err instanceof DuplicateKeyError)) throw err;
   }
   // The test button attempts in its own request instead (a crash before it leaves one for the start-up resume).
-  if (!options.startNow) await webhookDeliveryClient(p, doc._id).start();
+  if (!options.startNow) await webhookDeliveryClient(p, doc._id).start(now);
   return doc;
 }
 

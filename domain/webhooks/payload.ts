@@ -2,8 +2,7 @@
 // delivery is created, and for email events the email and what sent it.
 import type { Platform } from '../../runtime/platform.ts';
 import { contacts } from '../contacts/collection.ts';
-import type { EventMessage } from '../events/collection.ts';
-import { events } from '../events/collection.ts';
+import { events, type EventMessage } from '../events/collection.ts';
 import { emails } from '../mail/outbound.ts';
 import type { DeliveryPayload } from './collection.ts';
 
