@@ -22,7 +22,11 @@ import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
 import { ensureTemplateIndexes } from '../domain/templates/collection.ts';
 import { ensureWorkflowIndexes } from '../domain/workflows/collection.ts';
-import { resumeExecutions, startWorkflowTriggers } from '../domain/workflows/triggers.ts';
+import { resumeExecutions } from '../domain/workflows/triggers.ts';
+import { startRecordedEventHandlers } from '../domain/events/recorded.ts';
+import { ensureWebhookIndexes } from '../domain/webhooks/collection.ts';
+import { resumeDeliveries } from '../domain/webhooks/deliveries.ts';
+import { webhookDeliveryActor } from '../actors/webhook-delivery/actor.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logging.ts';
 import { Metrics, metricsEndpoint } from './metrics.ts';
@@ -80,6 +84,7 @@ export async function boot(
   await ensurePresenceIndexes(store);
   await ensureWorkflowIndexes(store);
   await ensureSuppressionIndexes(store);
+  await ensureWebhookIndexes(store);
   if (roles.api) await metrics.ensureIndexes(store);
 
   if (roles.api) {
@@ -87,7 +92,8 @@ export async function boot(
     actors.register(campaignActor(platform));
     actors.register(segmentSweepActor(platform));
     actors.register(workflowExecutionActor(platform));
-    startWorkflowTriggers(platform);
+    actors.register(webhookDeliveryActor(platform));
+    startRecordedEventHandlers(platform);
     startJobWorker(platform);
     startEmailResults(platform);
     startReceivedMail(platform);
@@ -105,6 +111,7 @@ export async function boot(
     // Embedded reminders live in the same store as the executions; Dapr's are re-registered.
     const rearm = process.env.MAILROOM_MODE === 'distributed';
     void resumeExecutions(platform, { rearm }).catch((err) => log.error({ err }, 'resuming workflow executions failed'));
+    void resumeDeliveries(platform, { rearm }).catch((err) => log.error({ err }, 'resuming webhook deliveries failed'));
   }
 
   let server: Server | undefined;

@@ -13,6 +13,8 @@ export interface Config {
   /** WEBHOOK step: how long one call may take, and how many calls a step makes before it fails. */
   webhookTimeoutMs: number;
   webhookAttempts: number;
+  /** Event webhooks: the wait before a delivery's first retry (doubling after); not in the contract, for tests. */
+  webhookRetrySeconds: number;
   redisUrl?: string;
   mongodbUrl?: string;
   /** Sender of the platform's own mail (account verification). Not in the contract; optional. */
@@ -99,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: /^(1|true|yes)$/i.test(env.WEBHOOK_ALLOW_PRIVATE ?? ''),
     webhookTimeoutMs: Math.max(1, int('WEBHOOK_TIMEOUT_MS', 10_000, env)),
     webhookAttempts: Math.max(1, int('WEBHOOK_ATTEMPTS', 3, env)),
+    webhookRetrySeconds: seconds('WEBHOOK_RETRY_SECONDS', 5, 0.05, env),
     redisUrl: env.REDIS_URL || undefined,
     mongodbUrl: env.MONGODB_URL || undefined,
     systemFrom: env.SYSTEM_FROM || `no-reply@${new URL(publicUrl).hostname}`,

@@ -128,6 +128,7 @@ function pinnedReads(doc: { paths: Record<string, Record<string, unknown>> }, id
     [/^\/campaigns\//, { id: ids.campaignId }],
     [/^\/templates\//, { id: ids.templateId }],
     [/^\/workflows\//, { id: ids.workflowId }],
+    [/^\/webhooks\//, { id: ids.webhookId }],
     [/^\/domains\/project\//, { projectId: ids.projectId }],
     [/^\/domains\//, { id: ids.domainId }],
     [/^\/projects\//, { id: ids.projectId }],
@@ -165,6 +166,9 @@ async function seed(instance: Instance, project: Awaited<ReturnType<typeof newPr
   form.append('file', new Blob(['email,plan\nbob@example.com,free\n'], { type: 'text/csv' }), 'contacts.csv');
   const imported = await must('an import job', api.post('/contacts/import', undefined, { raw: form }));
   const workflow = await api.post('/workflows', { name: 'Onboarding', eventName: 'signed-up' });
+  // An endpoint on a loopback address: the guard refuses each attempt at once, so its log has entries.
+  const webhook = await must('a webhook', api.post('/webhooks', { url: `${instance.url}/hooks`, events: ['signed-up', 'email.*'] }));
+  await must('a webhook delivery', api.post(`/webhooks/${webhook.data.id}/test`));
   return {
     contactId: contact.data.id,
     templateId: template.data.id,
@@ -174,5 +178,6 @@ async function seed(instance: Instance, project: Awaited<ReturnType<typeof newPr
     importJobId: imported.data.jobId,
     domainId: domain.id,
     workflowId: workflow.status === 201 ? workflow.body.data.id : undefined,
+    webhookId: webhook.data.id,
   };
 }

@@ -24,6 +24,7 @@ import { relayRoutes } from './routes/relays.ts';
 import { sendRoutes } from './routes/send.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { trackRoutes } from './routes/track.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 /** Every route of the API, in mount order. The OpenAPI document is generated from this list. */
 export const apiRoutes = (p: Platform): RouteSpec[] => [
@@ -42,6 +43,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...suppressionRoutes(p),
   ...emailRoutes(p),
   ...relayRoutes(p),
+  ...webhookRoutes(p),
 ];
 
 export function createApp(p: Platform): express.Express {

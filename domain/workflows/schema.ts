@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { outboundUrlSchema } from '../http/schema.ts';
 import { DELAY_UNITS, EXECUTION_STATUSES, STEP_TYPES, type StepType } from '../../actors/workflow-execution/behaviour.ts';
 import { contactDataSchema } from '../contacts/schema.ts';
 import { AppError, type FieldError } from '../errors.ts';
@@ -126,11 +127,7 @@ export const stepConfigSchemas: Record<Exclude<StepType, 'TRIGGER'>, z.ZodType> 
     unit: z.string().optional(),
   }),
   WEBHOOK: z.strictObject({
-    url: z
-      .string()
-      .max(2048)
-      .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'url must be an absolute http:// or https:// URL')
-      .refine((u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password), 'Put credentials in headers, not in the URL'),
+    url: outboundUrlSchema,
     method: z.enum(WEBHOOK_METHODS).default('POST'),
     headers: z
       .record(

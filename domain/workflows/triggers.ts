@@ -1,11 +1,11 @@
 // How recorded events drive workflows: every event (tracked or system) published on
-// `events.recorded` first resumes the contact's executions waiting for it, then starts every
+// `events.recorded` (domain/events/recorded.ts) first resumes the contact's executions waiting for it, then starts every
 // enabled workflow of the project whose `eventName` it is.
 import { createHash } from 'node:crypto';
 import { executionActorClient } from '../../actors/workflow-execution/client.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { EVENTS_TOPIC, type EventMessage } from '../events/collection.ts';
+import type { EventMessage } from '../events/collection.ts';
 import { entryId, workflowEntries, workflowExecutions, workflows, type WorkflowDoc } from './collection.ts';
 
 /**
@@ -15,10 +15,6 @@ import { entryId, workflowEntries, workflowExecutions, workflows, type WorkflowD
 export function executionIdFor(workflowId: string, eventId: string): string {
   const h = createHash('sha256').update(`execution\u0000${workflowId}\u0000${eventId}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
-export function startWorkflowTriggers(p: Platform): void {
-  p.pubsub.subscribe<EventMessage>(EVENTS_TOPIC, (event) => onEventRecorded(p, event));
 }
 
 export async function onEventRecorded(p: Platform, event: EventMessage): Promise<void> {

@@ -54,6 +54,8 @@ interface Fixtures {
   workflowId?: string;
   stepId?: string;
   transitionId?: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 /**
@@ -83,6 +85,8 @@ const PARAMS: Record<string, (f: Fixtures) => string | undefined> = {
   // Relay webhooks take no credential (the provider's signature is one): only the path is needed here.
   '/v1/relay-events/:provider': () => 'postmark',
   '/v1/relay-events/:provider/:projectId': (f) => f.projectId,
+  '/webhooks/:id': (f) => f.webhookId,
+  '/webhooks/:id/deliveries/:deliveryId': (f) => f.deliveryId,
 };
 
 /**
@@ -106,6 +110,8 @@ const BODIES: Record<string, (f: Fixtures) => unknown> = {
   'POST /workflows/:id/steps': () => ({ type: 'EXIT', name: 'Intruder', position: { x: 0, y: 0 }, config: {} }),
   'PATCH /workflows/:id/steps/:stepId': () => ({ name: 'Renamed by someone else' }),
   'POST /workflows/:id/transitions': (f) => ({ fromStepId: f.stepId, toStepId: f.stepId }),
+  'PATCH /webhooks/:id': () => ({ description: 'Renamed by someone else' }),
+  'POST /webhooks/:id/replay': () => ({ since: '2020-01-01T00:00:00Z' }),
 };
 
 /** The concrete path of a route for project A's objects, or the parameter with no fixture. */
@@ -194,6 +200,9 @@ describe('the authorization matrix of every route', () => {
     const imported = await must('an import job', a.api.post('/contacts/import', undefined, { raw: csvUpload() }));
     const suppressed = await must('a suppression', a.api.post('/suppressions', { email: `${marker}-suppressed@example.com` }));
     const mailed = await must('an email', a.api.post('/v1/send', { to: `${marker}-mailed@example.com`, from, subject: marker, body: `<p>${marker}</p>` }));
+    // Loopback is refused by the outbound guard here: the test event's delivery fails at once, and is still a delivery.
+    const webhook = await must('a webhook', a.api.post('/webhooks', { url: `http://127.0.0.1:9/${marker}`, events: ['*'], description: marker }));
+    const delivery = await must('a webhook delivery', a.api.post(`/webhooks/${webhook.id}/test`));
     f = {
       projectId: a.projectId,
       contactId: contact.id,
@@ -207,6 +216,8 @@ describe('the authorization matrix of every route', () => {
       domainId: domain.id,
       suppressedEmail: suppressed.email,
       emailId: mailed.emails[0].email,
+      webhookId: webhook.id,
+      deliveryId: delivery.id,
     };
     // Workflows, when the registry has them.
     if (routes.some((r) => r.path === '/workflows' && r.method === 'post')) {
@@ -284,6 +295,8 @@ describe('the authorization matrix of every route', () => {
     await still(`/domains/project/${a.projectId}`, a.token, (d) => expect(d.map((x: any) => x.id)).toEqual([f.domainId]));
     await still('/events', a.secretKey, (e) => expect(e.map((x: any) => x.name)).toContain(f.eventName));
     await still(`/suppressions/${encodeURIComponent(f.suppressedEmail)}`, a.secretKey, (s) => expect(s.reason).toBe('manual'));
+    await still(`/webhooks/${f.webhookId}`, a.secretKey, (w) => expect(w).toMatchObject({ description: marker, enabled: true }));
+    await still(`/webhooks/${f.webhookId}/deliveries`, a.secretKey, (d) => expect(d.items.filter((x: any) => x.replayOf)).toEqual([]));
     if (f.workflowId) await still(`/workflows/${f.workflowId}`, a.secretKey, (w) => expect(w.name).toBe(`${marker} workflow`));
   });
 

@@ -15,7 +15,7 @@ import {
 } from '../../actors/workflow-execution/behaviour.ts';
 import { AppError } from '../../domain/errors.ts';
 import { compareValue } from '../../domain/workflows/condition.ts';
-import { forbiddenAddress } from '../../domain/workflows/webhook.ts';
+import { forbiddenAddress } from '../../domain/http/outbound.ts';
 
 const t0 = new Date('2030-01-01T12:00:00.000Z');
 const plus = (ms: number) => new Date(t0.getTime() + ms);
