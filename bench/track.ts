@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/track.ts [--seconds 15] [--connections 32] [--warmup 5]
  *                                    [--emails 10000] [--new-share 0.2] [--compare-ref <git ref>]
- *                                    [--modes embedded,distributed]
+ *                                    [--modes embedded,distributed] [--webhooks 3]
  *                                    [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:track -- [same options]
  *
@@ -26,10 +26,17 @@
  * the same load, as further columns: this tree's platform, the ref's platform, this tree's
  * baseline, the ref's baseline.
  *
+ * `--webhooks <n>` runs this tree's platform once more per mode, with n event webhook endpoints
+ * subscribed to every event (`*`) and a receiver in this process answering 204 to each delivery,
+ * as a further column next to the platform without any (issue #14: delivery must not slow the hot
+ * path). Both runs get `WEBHOOK_ALLOW_PRIVATE=true` (the receiver is on loopback).
+ *
  * Results are printed as a markdown table and appended, with the machine's facts and the command
  * line, to bench/results/track.md (unless --no-record; runs with --cpu-prof are never recorded).
  */
 import { mkdtemp } from 'node:fs/promises';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -53,6 +60,7 @@ const { values: args } = parseArgs({
     emails: { type: 'string', default: '10000' },
     'new-share': { type: 'string', default: '0.2' },
     'compare-ref': { type: 'string' },
+    webhooks: { type: 'string', default: '0' },
     modes: { type: 'string', default: 'embedded' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
@@ -75,6 +83,7 @@ const options = {
   emails: wholeOption('emails', args.emails, 1),
   newShare: share(args['new-share']!),
   compareRef: args['compare-ref'],
+  webhooks: wholeOption('webhooks', args.webhooks, 0),
   note: args.note,
   record: !args['no-record'] && !args['cpu-prof'],
   cpuProf: args['cpu-prof']!,
@@ -143,6 +152,32 @@ async function createProject(url: string): Promise<string> {
   const project = await call(url, 'POST', '/projects', { name: 'Benchmark' }, signup.body.data.token);
   if (project.status !== 201) throw new Error(`project creation failed (${project.status}): ${JSON.stringify(project.body)}`);
   return project.body.data.secretKey as string;
+}
+
+/** `n` event webhook endpoints of the project, subscribed to every event, posting to `receiver`. */
+async function createWebhooks(url: string, secretKey: string, n: number, receiver: string): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const res = await call(url, 'POST', '/webhooks', { url: `${receiver}/hook-${i}`, events: ['*'], description: `bench ${i}` }, secretKey);
+    if (res.status !== 201) throw new Error(`webhook creation failed (${res.status}): ${JSON.stringify(res.body)}`);
+  }
+}
+
+/** A receiver of event webhook deliveries that answers 204 at once and counts them. */
+async function startReceiver(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
+  let received = 0;
+  const server: HttpServer = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 // ---- request bodies -----------------------------------------------------------------------------
@@ -351,6 +386,8 @@ interface Outcome {
   logLines: number;
   loadBefore: string;
   profile?: string;
+  /** With --webhooks: deliveries the receiver got while this server ran (warm-up, window, drain). */
+  deliveries?: number;
 }
 
 async function runOne(
@@ -467,7 +504,8 @@ function statusLine(o: Outcome): string {
     `${o.name}: window ${o.load.seconds.toFixed(2)} s, statuses ${statuses || 'none'}; ` +
     `${newShare}% of the window's requests named an email for the first time (a new contact on the platform)` +
     `${o.load.poolExhausted ? `, the pool of ${options.emails} emails ran out during the run` : ''}; ` +
-    `server printed ${o.logLines} log lines; load average before start ${o.loadBefore}`
+    `server printed ${o.logLines} log lines; load average before start ${o.loadBefore}` +
+    (o.deliveries !== undefined ? `; the webhook receiver got ${o.deliveries} deliveries by the end of the run` : '')
   );
 }
 
@@ -483,29 +521,56 @@ async function main(): Promise<number> {
 
   // The platforms first, then the baselines; with --compare-ref each one of this tree, then the ref's.
   const platforms: Outcome[] = [];
+  const withWebhooks: Outcome[] = [];
+  const receiver = options.webhooks > 0 ? await startReceiver() : undefined;
+  const webhookEnv: Record<string, string> = receiver ? { WEBHOOK_ALLOW_PRIVATE: 'true' } : {};
+  const eventsRecorded = async (server: Server, bearer: string) => {
+    const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
+    if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
+    return stats.body.data.total as number;
+  };
   for (const mode of options.modes) {
+    const distributed = mode === 'distributed';
+    const script = distributed ? 'scripts/start-distributed.ts' : 'apps/api/main.ts';
     for (const tree of trees) {
-      const distributed = mode === 'distributed';
       const name = `platform${distributed ? ' distributed' : ''}${suffix(tree)}`;
       platforms.push(
         await runOne(
           name,
           distributed ? `platform (distributed, ${tree === here ? 'this tree' : tree.commit}: CPU and memory of every process of the stack)` : `platform (embedded, ${treeLabel(tree)})`,
           tree,
-          distributed ? 'scripts/start-distributed.ts' : 'apps/api/main.ts',
-          { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+          script,
+          { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn', ...webhookEnv },
           (server) => createProject(server.url),
-          async (server, bearer) => {
-            const stats = await call(server.url, 'GET', '/events/stats', undefined, bearer);
-            if (stats.status !== 200) throw new Error(`GET /events/stats failed (${stats.status}): ${JSON.stringify(stats.body)}`);
-            return stats.body.data.total as number;
-          },
+          eventsRecorded,
           profileDir && join(profileDir, name.replace(' ', '-')),
           distributed,
         ),
       );
     }
+    if (receiver) {
+      const name = `platform${distributed ? ' distributed' : ''} +${options.webhooks} webhooks`;
+      const before = receiver.received();
+      const outcome = await runOne(
+        name,
+        `platform (${distributed ? 'distributed' : 'embedded'}, this tree, ${options.webhooks} event webhook endpoints on every event)`,
+        here,
+        script,
+        { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn', ...webhookEnv },
+        async (server) => {
+          const key = await createProject(server.url);
+          await createWebhooks(server.url, key, options.webhooks, receiver.url);
+          return key;
+        },
+        eventsRecorded,
+        profileDir && join(profileDir, name.replaceAll(' ', '-')),
+        distributed,
+      );
+      outcome.deliveries = receiver.received() - before;
+      withWebhooks.push(outcome);
+    }
   }
+  await receiver?.close();
   const baselines: Outcome[] = [];
   for (const tree of trees) {
     baselines.push(
@@ -521,7 +586,7 @@ async function main(): Promise<number> {
       ),
     );
   }
-  const outcomes = [...platforms, ...baselines];
+  const outcomes = [...platforms, ...withWebhooks, ...baselines];
   const [baseline, refBaseline] = baselines;
   const ratios: [Outcome, Outcome, string][] = [];
   for (const mode of options.modes) {
@@ -529,11 +594,13 @@ async function main(): Promise<number> {
     const what = mode === 'distributed' ? 'distributed' : 'platform';
     ratios.push([platform, baseline, `${what} / baseline`]);
     if (refPlatform) ratios.push([platform, refPlatform, `${what} / ${what} @ ${refPlatform.name.split('@')[1]}`]);
+    const hooked = withWebhooks.find((o) => o.name.includes(' distributed') === (mode === 'distributed'));
+    if (hooked) ratios.push([hooked, platform, `${what} +${options.webhooks} webhooks / ${what}`]);
   }
   if (refBaseline) ratios.push([baseline, refBaseline, `baseline / baseline @ ${refBaseline.name.split('@')[1]}`]);
 
   const checks = [
-    ...platforms.map((o) => verification(o, 'events recorded (GET /events/stats total)')),
+    ...[...platforms, ...withWebhooks].map((o) => verification(o, 'events recorded (GET /events/stats total)')),
     ...baselines.map((o) => verification(o, 'documents written (GET /count)')),
   ];
   const markdown = table(outcomes, ratios);

@@ -41,7 +41,8 @@ describe('kill -9 of the infrastructure mid-campaign, with executions waiting', 
       const campaignDomain = await verifiedDomain(instance, campaigns);
       const audience = Array.from({ length: 100 }, (_, i) => `${tag}-${i}@customer.example`);
       const segment = await campaigns.api.post('/segments', { name: unique('everyone'), type: 'STATIC' });
-      expect((await campaigns.api.post(`/segments/${segment.body.data.id}/members`, { emails: audience })).status).toBeLessThan(300);
+      const added = await campaigns.api.post(`/segments/${segment.body.data.id}/members`, { emails: audience });
+      expect(added.status, JSON.stringify(added.body)).toBeLessThan(300);
       const created = await campaigns.api.post('/campaigns', {
         name: tag, subject: tag, body: '<p>Hello {{email}}</p>', from: `news@${campaignDomain.domain}`, audienceType: 'ALL',
       });
