@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { contactEvents, deleteEventName, eventNames, eventStats, listEvents } from '../../../domain/events/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { reply, route, type RouteSpec } from '../http/route.ts';
-import { isoDate, limitParam } from './common.ts';
+import { cursorParam, isoDate, limitParam } from './common.ts';
 import { eventNameSchema } from './track.ts';
 
 /** `cursor`: the `nextCursor` of the previous page, unchanged (opaque; a made-up one is a 422). */
-const page = { limit: limitParam(50), cursor: z.string().min(1).max(1000).optional() };
+const page = { limit: limitParam(50), cursor: cursorParam().optional() };
 
 /** The array stays `data` (what clients read); where the next page starts goes beside it. */
 const pageReply = ({ events, ...page }: { events: unknown[]; nextCursor: string | null; hasMore: boolean }) => reply(events, { page });

@@ -4,7 +4,7 @@ import { LIMITS } from '../../../domain/limits.ts';
 import { getSuppression, listSuppressions, suppress, unsuppress } from '../../../domain/suppressions/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { reply, route, type RouteSpec } from '../http/route.ts';
-import { limitParam } from './common.ts';
+import { cursorParam, limitParam } from './common.ts';
 
 const suppression = z.object({
   email: z.string(),
@@ -20,7 +20,7 @@ export function suppressionRoutes(p: Platform): RouteSpec[] {
     route({
       method: 'get', path: '/suppressions', tag: 'Suppressions', auth: 'secret',
       summary: 'The addresses no email of any type reaches, newest first (generic list envelope, cursor paging)',
-      query: z.object({ limit: limitParam(), cursor: z.string().max(2000).optional() }),
+      query: z.object({ limit: limitParam(), cursor: cursorParam().optional() }),
       response: z.object({ items: z.array(suppression), nextCursor: z.string().nullable(), hasMore: z.boolean(), total: z.number().int() }),
       handle: ({ auth, query }) => listSuppressions(p, auth.projectId, query),
     }),

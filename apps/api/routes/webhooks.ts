@@ -22,9 +22,9 @@ import {
 } from '../../../domain/webhooks/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { route, type RouteSpec } from '../http/route.ts';
-import { idParams, limitParam } from './common.ts';
+import { cursorParam, idParams, limitParam } from './common.ts';
 
-const listQuery = z.object({ limit: limitParam(), cursor: z.string().max(2000).optional() });
+const listQuery = z.object({ limit: limitParam(), cursor: cursorParam().optional() });
 const listOf = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable(), hasMore: z.boolean(), total: z.number().int() });
 const deliveryParams = idParams.extend({ deliveryId: z.string().min(1).max(LIMITS.id) });
 
