@@ -543,7 +543,7 @@ async function main(): Promise<number> {
           { DATA_DIR: await tempDir('mailroom-bench-platform-'), API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn', ...webhookEnv },
           (server) => createProject(server.url),
           eventsRecorded,
-          profileDir && join(profileDir, name.replace(' ', '-')),
+          profileDir && join(profileDir, name.replaceAll(' ', '-')),
           distributed,
         ),
       );
@@ -612,7 +612,7 @@ async function main(): Promise<number> {
   if (profileDir) {
     for (const outcome of outcomes) {
       const name = outcome.name;
-      printProfileDir(join(profileDir, name.replace(' ', '-')), `the ${name} server`, (file) => summarizeProfile(file, outcome.load.monotonicUs));
+      printProfileDir(join(profileDir, name.replaceAll(' ', '-')), `the ${name} server`, (file) => summarizeProfile(file, outcome.load.monotonicUs));
     }
     console.log('\n(profiled runs are not recorded: the profiler slows the servers down)');
   }

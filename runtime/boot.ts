@@ -26,7 +26,7 @@ import { resumeExecutions } from '../domain/workflows/triggers.ts';
 import { startRecordedEventHandlers } from '../domain/events/recorded.ts';
 import { ensureWebhookIndexes } from '../domain/webhooks/collection.ts';
 import { resumeDeliveries } from '../domain/webhooks/deliveries.ts';
-import { webhookDeliveryActor } from '../actors/webhook-delivery/actor.ts';
+import { webhookQueues } from '../actors/webhook-queue/actor.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logging.ts';
 import { Metrics, metricsEndpoint } from './metrics.ts';
@@ -87,12 +87,13 @@ export async function boot(
   await ensureWebhookIndexes(store);
   if (roles.api) await metrics.ensureIndexes(store);
 
+  const queues = roles.api ? webhookQueues(platform) : undefined;
   if (roles.api) {
     actors.register(contactActor(platform));
     actors.register(campaignActor(platform));
     actors.register(segmentSweepActor(platform));
     actors.register(workflowExecutionActor(platform));
-    actors.register(webhookDeliveryActor(platform));
+    actors.register(queues!.definition);
     startRecordedEventHandlers(platform);
     startJobWorker(platform);
     startEmailResults(platform);
@@ -111,7 +112,7 @@ export async function boot(
     // Embedded reminders live in the same store as the executions; Dapr's are re-registered.
     const rearm = process.env.MAILROOM_MODE === 'distributed';
     void resumeExecutions(platform, { rearm }).catch((err) => log.error({ err }, 'resuming workflow executions failed'));
-    void resumeDeliveries(platform, { rearm }).catch((err) => log.error({ err }, 'resuming webhook deliveries failed'));
+    void resumeDeliveries(platform).catch((err) => log.error({ err }, 'resuming webhook deliveries failed'));
   }
 
   let server: Server | undefined;
@@ -136,6 +137,7 @@ export async function boot(
       }
       await inbound?.close();
       await pubsub.stop();
+      await queues?.stop();
       await actors.stop();
       mailer?.close();
       await adapters.close?.();

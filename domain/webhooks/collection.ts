@@ -1,7 +1,8 @@
 // Event webhooks: a project's endpoints (`webhooks`, written by the dashboard endpoints and by
 // the delivery rules that disable one) and their deliveries (`webhook_deliveries`, each written
-// by its WebhookDeliveryActor after creation).
+// by its endpoint's WebhookQueueActor after creation).
 import type { Doc, DocumentStore } from '../../ports/store.ts';
+import type { EventMessage } from '../events/collection.ts';
 
 export interface WebhookDoc extends Doc {
   projectId: string;
@@ -60,14 +61,33 @@ export interface DeliveryDoc extends Doc {
   updatedAt: string;
 }
 
+/**
+ * An event some endpoints want, recorded as it happens (one small write, whatever the number of
+ * endpoints); the endpoints' queues turn it into deliveries when the process has time to spare.
+ */
+export interface OutboxDoc extends Doc {
+  projectId: string;
+  event: EventMessage;
+  /** The endpoints that wanted it when it was recorded. */
+  webhookIds: string[];
+  createdAt: string;
+}
+
+export const webhookOutbox = (store: DocumentStore) => store.collection<OutboxDoc>('webhook_outbox');
 export const webhooks = (store: DocumentStore) => store.collection<WebhookDoc>('webhooks');
 export const webhookDeliveries = (store: DocumentStore) => store.collection<DeliveryDoc>('webhook_deliveries');
 
 export async function ensureWebhookIndexes(store: DocumentStore): Promise<void> {
   // A project's endpoints (few): the list, and the enabled ones each event looks up (the index holds no booleans).
   await store.ensureIndexes('webhooks', [{ keys: { projectId: 1, createdAt: 1 } }]);
-  // The log of an endpoint newest first; the pending ones at start-up.
-  await store.ensureIndexes('webhook_deliveries', [{ keys: { webhookId: 1, createdAt: 1 } }, { keys: { status: 1, nextAttemptAt: 1 } }]);
+  // The log of an endpoint newest first; an endpoint's queue, its due deliveries first; the pending ones at start-up.
+  await store.ensureIndexes('webhook_deliveries', [
+    { keys: { webhookId: 1, createdAt: 1 } },
+    { keys: { webhookId: 1, status: 1, nextAttemptAt: 1 } },
+    { keys: { status: 1, nextAttemptAt: 1 } },
+  ]);
+  // A project's events waiting to become deliveries, oldest first.
+  await store.ensureIndexes('webhook_outbox', [{ keys: { projectId: 1, createdAt: 1 } }]);
   // Every recorded event looks up its project's enabled endpoints: no endpoint must cost nothing.
   store.cacheReads('webhooks');
 }

@@ -1,12 +1,11 @@
 // The Dashboard API of event webhooks: endpoints, their delivery log, the test event and replay.
 import type { z } from 'zod';
-import { webhookDeliveryClient } from '../../actors/webhook-delivery/client.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { decodeTimeCursor, encodeTimeCursor, olderThan } from '../time-cursor.ts';
 import { deliveryView, webhookDeliveries, webhooks, webhookView, type WebhookDoc } from './collection.ts';
-import { createDelivery } from './deliveries.ts';
+import { attemptTestDelivery, createDelivery } from './deliveries.ts';
 import { testPayload } from './payload.ts';
 import type { createWebhookSchema, patchWebhookSchema } from './schema.ts';
 import { newSigningSecret } from './signing.ts';
@@ -98,8 +97,7 @@ export async function listDeliveries(p: Platform, projectId: string, id: string,
 /** `POST /webhooks/:id/test`: a `webhook.test` event, sent at once; answers with the first attempt (a disabled endpoint gets nothing: the attempt says so). */
 export async function sendTestEvent(p: Platform, projectId: string, id: string) {
   const webhook = await owned(p, projectId, id);
-  const delivery = await createDelivery(p, webhook, testPayload(newId(), nowIso()), { replayOf: null, startNow: true });
-  return (await webhookDeliveryClient(p, delivery._id).wake())!;
+  return deliveryView(await attemptTestDelivery(p, webhook, testPayload(newId(), nowIso())));
 }
 
 /**
@@ -111,7 +109,7 @@ export async function replayDelivery(p: Platform, projectId: string, id: string,
   const webhook = await owned(p, projectId, id);
   const original = await webhookDeliveries(p.store).findOne({ _id: deliveryId });
   if (!original || original.webhookId !== id) throw notFound('Delivery');
-  const replay = await createDelivery(p, webhook, original.payload, { replayOf: original._id });
+  const replay = await createDelivery(p, webhook, original.payload, original._id);
   return deliveryView(replay);
 }
 
@@ -124,7 +122,7 @@ export async function replaySince(p: Platform, projectId: string, id: string, si
   );
   const sent = originals.slice(0, MAX_REPLAY);
   const replays = [];
-  for (const original of sent) replays.push(deliveryView(await createDelivery(p, webhook, original.payload, { replayOf: original._id })));
+  for (const original of sent) replays.push(deliveryView(await createDelivery(p, webhook, original.payload, original._id)));
   return { replayed: replays.length, hasMore: originals.length > MAX_REPLAY, deliveries: replays };
 }
 

@@ -1,4 +1,5 @@
-// The life of one webhook delivery: no I/O, no clock, no randomness of its own.
+// The life of one webhook delivery: no I/O, no clock, no randomness of its own. Its endpoint's
+// queue (actor.ts) wakes it when it is due; the next attempt's time is kept on the delivery.
 // PENDING → (a 2xx) DELIVERED | (410 Gone) FAILED and the endpoint disabled | (24 h without a
 // 2xx) FAILED and the endpoint checked for 24 h of failures; anything else is retried with
 // exponential backoff and jitter, the first retry within 10 s.
@@ -31,7 +32,6 @@ export type DeliveryCommand =
 export type DeliveryEffect =
   | { kind: 'send' }
   | { kind: 'save' }
-  | { kind: 'remind'; at: string }
   /** 410 Gone: the receiver says the endpoint is no more. */
   | { kind: 'disableEndpoint'; reason: string }
   /** Given up after 24 h: the endpoint is disabled if nothing reached it in that time. */
@@ -56,8 +56,8 @@ export function decide(state: DeliveryState, command: DeliveryCommand, now: Date
         const error = command.endpoint ? 'The endpoint is disabled' : 'The endpoint was deleted';
         return { state: { ...state, status: 'FAILED', nextAttemptAt: null, attempts: [...state.attempts, { at: now.toISOString(), error, durationMs: 0 }] }, effects: [{ kind: 'save' }] };
       }
-      // A wake before its time (a resume at start-up) only sets the reminder again.
-      if (state.nextAttemptAt && state.nextAttemptAt > now.toISOString()) return { state, effects: [{ kind: 'remind', at: state.nextAttemptAt }] };
+      // A wake before its time (another process's queue got to it first) waits for its time.
+      if (state.nextAttemptAt && state.nextAttemptAt > now.toISOString()) return { state, effects: [] };
       return { state, effects: [{ kind: 'send' }] };
     }
     case 'answered': {
@@ -75,8 +75,7 @@ export function decide(state: DeliveryState, command: DeliveryCommand, now: Date
       if (next.getTime() > Date.parse(state.createdAt) + policy.giveUpAfterMs) {
         return { state: { ...state, status: 'FAILED', attempts, nextAttemptAt: null }, effects: [{ kind: 'save' }, { kind: 'gaveUp', since: state.createdAt }] };
       }
-      const at = next.toISOString();
-      return { state: { ...state, attempts, nextAttemptAt: at }, effects: [{ kind: 'save' }, { kind: 'remind', at }] };
+      return { state: { ...state, attempts, nextAttemptAt: next.toISOString() }, effects: [{ kind: 'save' }] };
     }
   }
 }

@@ -1,6 +1,6 @@
 // The rules of one webhook delivery, as plain values: when it is sent, retried, given up.
 import { describe, expect, it } from 'vitest';
-import { decide, DEFAULT_RETRY_POLICY, retryDelayMs, type DeliveryState } from '../../actors/webhook-delivery/behaviour.ts';
+import { decide, DEFAULT_RETRY_POLICY, retryDelayMs, type DeliveryState } from '../../actors/webhook-queue/behaviour.ts';
 import { matchesPattern } from '../../domain/webhooks/patterns.ts';
 
 const t0 = new Date('2030-01-01T12:00:00.000Z');
@@ -44,16 +44,16 @@ describe('a webhook delivery', () => {
         const wait = Date.parse(d.state.nextAttemptAt!) - t0.getTime();
         expect(wait).toBeGreaterThan(0);
         expect(wait).toBeLessThanOrEqual(10_000);
-        expect(d.effects).toContainEqual({ kind: 'remind', at: d.state.nextAttemptAt });
+        expect(d.effects).toEqual([{ kind: 'save' }]);
       }
     }
     expect(retryDelayMs(2, 0.5, policy)).toBe(2 * retryDelayMs(1, 0.5, policy));
     expect(retryDelayMs(30, 0.5, policy)).toBe(policy.maxDelayMs);
   });
 
-  it('a wake before its retry is due only sets the reminder again', () => {
+  it('a wake before its retry is due does nothing', () => {
     const waiting = decide(fresh, answered(500), t0, policy).state;
-    expect(decide(waiting, enabled, t0, policy).effects).toEqual([{ kind: 'remind', at: waiting.nextAttemptAt }]);
+    expect(decide(waiting, enabled, t0, policy).effects).toEqual([]);
   });
 
   it('is given up after 24 h of failures, and the endpoint is checked for 24 h without a delivery', () => {
