@@ -118,8 +118,10 @@ describe('the cookie on the secret-key routes', () => {
     expect(viaKey.body.data.email).toBe('ann@example.com');
   });
 
-  it('without X-Project-Id is 403', async () => {
-    expectError(await instance.api.get('/contacts', withCookie(ownerCookie)), 403, 'FORBIDDEN');
+  it('without X-Project-Id is 403, and the message says what to send', async () => {
+    const res = await instance.api.get('/contacts', withCookie(ownerCookie));
+    expectError(res, 403, 'FORBIDDEN');
+    expect(res.body.error.message).toContain('X-Project-Id');
   });
 
   it("a project the user is not a member of is 403, and nothing of it shows or changes", async () => {

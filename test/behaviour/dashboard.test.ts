@@ -33,8 +33,6 @@ async function signInAs(page: Page, who: string, secret: string) {
 
 beforeAll(async () => {
   instance = await startInstance();
-  browser = await launchBrowser();
-  owner = await newUserPage(browser, instance.url);
 });
 
 afterAll(async () => {
@@ -43,6 +41,12 @@ afterAll(async () => {
 });
 
 describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
+  // In a test, not in beforeAll: without Chromium the tests fail, they are not reported as skipped.
+  it('Chromium starts', async () => {
+    browser = await launchBrowser();
+    owner = await newUserPage(browser, instance.url);
+  });
+
   it('a visitor is sent to sign-in; signup signs them in and asks them to verify their address', async () => {
     await owner.goto('/');
     await at(owner, '/signin');
