@@ -17,6 +17,7 @@ const email = `dash-${Date.now()}@example.com`;
 const password = 'a long dashboard password';
 let projectId = '';
 let shownSecretKey = '';
+let rotatedSecretKey = '';
 
 /** The element that has focus: after a route change, the new page's heading. */
 const focused = (page: Page) => page.evaluate<string>('`${document.activeElement?.tagName} ${document.activeElement?.textContent}`');
@@ -130,6 +131,7 @@ describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
     expect(rotated).not.toBe(shownSecretKey);
     expect((await instance.api.get('/contacts', { auth: shownSecretKey })).status).toBe(401);
     expect((await instance.api.get('/contacts', { auth: rotated })).status).toBe(200);
+    rotatedSecretKey = rotated;
     await screenshot(owner, 'settings');
 
     // Shown once: away and back, the keys are gone from the page.
@@ -145,6 +147,26 @@ describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
     await owner.getByText('Saved.').waitFor();
     const project = await instance.api.get(`/projects/${projectId}`, { auth: (await instance.api.post('/auth/login', { email, password })).body.data.token });
     expect(project.body.data.name).toBe('Browser shop EU');
+  });
+
+  it("the overview shows the project's contacts and recent events as the API has them", async () => {
+    for (const email of ['ann@example.com', 'bob@example.com']) {
+      const tracked = await instance.api.post('/v1/track', { email, event: 'signed-up' }, { auth: rotatedSecretKey });
+      expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
+    }
+    const events = await instance.api.get('/events?limit=10', { auth: rotatedSecretKey });
+    await owner.getByRole('link', { name: 'Overview' }).click();
+    await owner.getByRole('heading', { name: 'Recent events' }).waitFor();
+    const contacts = owner.locator('.stat', { hasText: 'Contacts' }).locator('dd');
+    await expect.poll(() => contacts.textContent()).toBe('2');
+    const rows = owner.getByRole('region', { name: 'Recent events' }).getByRole('row');
+    await expect.poll(() => rows.count()).toBe(events.body.data.length + 1);
+    expect(await rows.nth(1).getByRole('cell').first().textContent()).toBe(events.body.data[0].name);
+    await owner.getByRole('combobox', { name: 'Range' }).selectOption({ label: 'Last 7 days' });
+    await owner.getByRole('heading', { name: 'Email, last 7 days' }).waitFor();
+    await screenshot(owner, 'overview');
+    await owner.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();
+    await owner.getByRole('heading', { name: 'Members' }).waitFor();
   });
 
   it('a MEMBER sees the settings but none of the admin actions', async () => {
