@@ -1,7 +1,9 @@
 import { stat } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifiedUser } from '../harness/accounts.ts';
+import { verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
+import { eventually } from '../harness/client.ts';
+import { verifiedDomain } from '../harness/domains.ts';
 import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 
@@ -154,6 +156,22 @@ describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
       const tracked = await instance.api.post('/v1/track', { email, event: 'signed-up' }, { auth: rotatedSecretKey });
       expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
     }
+    // One email sent and delivered (to the SMTP sink) from a verified domain, for the totals and the chart.
+    const token = (await instance.api.post('/auth/login', { email, password })).body.data.token;
+    const domain = await verifiedDomain(instance, { token, projectId } as ProjectAccess);
+    const sent = await instance.api.post(
+      '/v1/send',
+      { to: 'ann@example.com', from: `news@${domain.domain}`, subject: 'Hello', body: '<p>Hello</p>' },
+      { auth: rotatedSecretKey },
+    );
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    await instance.smtp.waitFor((m) => m.rcptTo.includes('ann@example.com'));
+    const stats = await eventually(async () => {
+      const res = await instance.api.get('/events/stats', { auth: rotatedSecretKey });
+      const names = res.body.data.events.map((e: { name: string }) => e.name);
+      return names.includes('email.sent') && names.includes('email.delivery') ? res.body.data : undefined;
+    }, 20_000, 'email.sent and email.delivery');
+    const countOf = (name: string) => String(stats.events.find((e: { name: string }) => e.name === name).count);
     const events = await instance.api.get('/events?limit=10', { auth: rotatedSecretKey });
     await owner.getByRole('link', { name: 'Overview' }).click();
     await owner.getByRole('heading', { name: 'Recent events' }).waitFor();
@@ -164,6 +182,10 @@ describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
     expect(await rows.nth(1).getByRole('cell').first().textContent()).toBe(events.body.data[0].name);
     await owner.getByRole('combobox', { name: 'Range' }).selectOption({ label: 'Last 7 days' });
     await owner.getByRole('heading', { name: 'Email, last 7 days' }).waitFor();
+    const stat = (label: string) => owner.locator('.stat', { has: owner.getByText(label, { exact: true }) }).locator('dd').first();
+    await expect.poll(() => stat('Sent').textContent()).toBe(countOf('email.sent'));
+    await expect.poll(() => stat('Delivered').textContent()).toBe(countOf('email.delivery'));
+    await owner.getByRole('img', { name: 'Email events per day, last 7 days' }).locator('svg').first().waitFor();
     await screenshot(owner, 'overview');
     await owner.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();
     await owner.getByRole('heading', { name: 'Members' }).waitFor();

@@ -121,7 +121,7 @@ export default function Overview() {
                 <Tooltip />
                 <Legend />
                 {EMAIL_EVENTS.map((e) => (
-                  <Line key={e.name} type="monotone" dataKey={e.label} stroke={e.color} dot={false} isAnimationActive={false} />
+                  <Line key={e.name} type="linear" dataKey={e.label} stroke={e.color} dot={false} isAnimationActive={false} />
                 ))}
               </LineChart>
             </ResponsiveContainer>
