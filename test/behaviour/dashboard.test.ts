@@ -5,7 +5,7 @@ import { verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
 import { verifiedDomain } from '../harness/domains.ts';
 import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
-import { startInstance, type Instance } from '../harness/instance.ts';
+import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /**
  * The dashboard in a real browser, as a new user meets it: sign up, verify through the link of
@@ -43,7 +43,7 @@ afterAll(async () => {
   await instance?.dispose();
 });
 
-describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
+describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   // In a test, not in beforeAll: without Chromium the tests fail, they are not reported as skipped.
   it('Chromium starts', async () => {
     browser = await launchBrowser();
@@ -170,7 +170,7 @@ describe('the dashboard, signup to sign-out', { timeout: 60_000 }, () => {
       const res = await instance.api.get('/events/stats', { auth: rotatedSecretKey });
       const names = res.body.data.events.map((e: { name: string }) => e.name);
       return names.includes('email.sent') && names.includes('email.delivery') ? res.body.data : undefined;
-    }, 20_000, 'email.sent and email.delivery');
+    }, byMode({ embedded: 20_000, distributed: 90_000 }), 'email.sent and email.delivery');
     const countOf = (name: string) => String(stats.events.find((e: { name: string }) => e.name === name).count);
     const events = await instance.api.get('/events?limit=10', { auth: rotatedSecretKey });
     await owner.getByRole('link', { name: 'Overview' }).click();

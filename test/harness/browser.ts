@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { byMode } from './instance.ts';
 
 /**
  * A real browser for the dashboard tests: Debian's Chromium (scripts/runtime/ensure.sh installs
@@ -24,6 +25,8 @@ export async function launchBrowser(): Promise<Browser> {
 /** A signed-out user at a fixed window size (screenshots compare run to run). */
 export async function newUserPage(browser: Browser, baseURL: string): Promise<Page> {
   const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 800 } });
+  // How long a wait for an element or a navigation may take: a distributed hop is slower.
+  context.setDefaultTimeout(byMode({ embedded: 15_000, distributed: 60_000 }));
   const page = await context.newPage();
   // A failed script or an uncaught error is a test failure, not a silent blank page.
   page.on('pageerror', (error) => errors.push(`${page.url()}: ${error.message}`));
