@@ -5,11 +5,19 @@
 #
 #   docker build -t mailroom:latest .
 
-# Production dependencies only, resolved from package-lock.json.
+# Production dependencies only, resolved from package-lock.json. (`prepare` builds the dashboard
+# only where scripts/ is: not here, the stage below does.)
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# The dashboard (web/dist): Vite's production build of web/ and the shared schemas of domain/.
+FROM deps AS web
+COPY tsconfig.json ./
+COPY domain domain
+COPY web web
+RUN node node_modules/vite/bin/vite.js build web
 
 FROM node:24-slim
 ENV NODE_ENV=production \
@@ -20,6 +28,7 @@ WORKDIR /app
 # bench results, local data and node_modules), then the production node_modules.
 COPY . .
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=web /app/web/dist ./web/dist
 # DATA_DIR: embedded-mode persistence, and the dev outbox when SMTP_URL is unset. Kubernetes mounts
 # a volume here; `docker run -v mailroom-data:/data` keeps it across containers.
 RUN mkdir -p /data && chown 1000:1000 /data

@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
+    // The dashboard (web/dist) the api app serves, built when stale.
+    globalSetup: ['./test/build-web.setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Behaviour suites start servers; two cores are better spent on one file at a time each.

@@ -2,6 +2,7 @@ import express from 'express';
 import { AppError } from '../../domain/errors.ts';
 import { metricsEndpoint } from '../../runtime/metrics.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import { dashboardRouter } from './http/dashboard.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorMiddleware, sendError } from './http/errors.ts';
 import { observeRequests } from './http/observe.ts';
@@ -17,6 +18,7 @@ import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { segmentRoutes } from './routes/segments.ts';
+import { sessionRoutes } from './routes/session.ts';
 import { templateRoutes } from './routes/templates.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { complaintRoutes } from './routes/complaints.ts';
@@ -29,6 +31,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 /** Every route of the API, in mount order. The OpenAPI document is generated from this list. */
 export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...accountRoutes(p),
+  ...sessionRoutes(p),
   ...sendRoutes(p),
   ...complaintRoutes(p),
   ...trackRoutes(p),
@@ -73,6 +76,8 @@ export function createApp(p: Platform): express.Express {
   });
   if (p.metrics) app.get('/metrics', metricsEndpoint(p.metrics, p.config.metricsToken));
   app.use(docsRouter());
+  // The dashboard's assets and pages (a browser navigation), ahead of the API's paths.
+  app.use(dashboardRouter());
 
   // The pages behind the links in emails (pixel, click, subscription pages): HTML or images, no key.
   app.use(publicRouter(p));

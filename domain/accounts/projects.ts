@@ -60,12 +60,18 @@ export async function listProjects(p: Platform, userId: string) {
 
 /** The caller's role in the project; a project the caller is not in does not exist for them. */
 export async function requireMember(p: Platform, projectId: string, userId: string, role?: 'ADMIN'): Promise<Role> {
-  const membership = await accounts(p.store).memberships.findOne({ _id: `${projectId}/${userId}` });
+  const membership = await roleIn(p, projectId, userId);
   if (!membership) throw new AppError('NOT_FOUND', 'Project not found');
-  if (role === 'ADMIN' && membership.role !== 'ADMIN') {
+  if (role === 'ADMIN' && membership !== 'ADMIN') {
     throw new AppError('FORBIDDEN', 'Only an admin of the project can do this');
   }
-  return membership.role;
+  return membership;
+}
+
+/** The user's role in the project, or null when they are not a member. */
+export async function roleIn(p: Platform, projectId: string, userId: string): Promise<Role | null> {
+  const membership = await accounts(p.store).memberships.findOne({ _id: `${projectId}/${userId}` });
+  return membership?.role ?? null;
 }
 
 export async function getProject(p: Platform, projectId: string, userId: string) {

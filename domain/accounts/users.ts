@@ -7,7 +7,8 @@ import { accounts, type UserDoc } from './collections.ts';
 import { admitLoginAttempt, forgetFailedLogins } from './login-throttle.ts';
 import { hashPassword, NO_ACCOUNT_HASH, verifyPassword } from './passwords.ts';
 
-const SESSION_DAYS = 30;
+/** How long a session lasts (and the dashboard's session cookie with it). */
+export const SESSION_DAYS = 30;
 const VERIFICATION_DAYS = 7;
 const DAY_MS = 86_400_000;
 /** At most one "someone tried to sign up" email per address an hour: signup must not flood an inbox. */

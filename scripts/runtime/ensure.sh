@@ -83,6 +83,14 @@ ensure_redis() {
 	command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after apt-get install (is /usr/bin on PATH?)"
 }
 
+# Chromium for the dashboard's browser tests (playwright-core drives Debian's build: Playwright's
+# own browser download cannot work here).
+ensure_chromium() {
+	command -v chromium >/dev/null 2>&1 && return 0
+	apt_install chromium "chromium (the dashboard's browser tests)"
+	command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after apt-get install (is /usr/bin on PATH?)"
+}
+
 # PostgreSQL under FerretDB in the distributed stack (Debian's server, in /usr/lib/postgresql/<v>/bin).
 ensure_postgresql() {
 	[[ -n "$(mailroom_postgres_bin)" ]] && return 0
@@ -178,6 +186,7 @@ ensure_ferretdb() {
 }
 
 ensure_redis
+ensure_chromium
 ensure_postgresql
 ensure_ferretdb
 ensure_dapr

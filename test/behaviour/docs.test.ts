@@ -116,7 +116,7 @@ describe('the README against the code', () => {
 
   it('names only npm scripts that exist', () => {
     const scripts = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
-    for (const doc of ['README.md', 'bench/README.md', ...readdirSync(join(root, 'docs')).map((f) => `docs/${f}`)]) {
+    for (const doc of ['README.md', 'bench/README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]) {
       const named = [...readFileSync(join(root, doc), 'utf8').matchAll(/\bnpm (?:run (\S+?)|(start|test))[`\s;,)]/g)].map((m) => m[1] ?? m[2]);
       expect(named.filter((name) => !scripts.includes(name)), `${doc} names npm scripts package.json lacks`).toEqual([]);
     }

@@ -341,7 +341,10 @@ describe('the HTTP envelope', () => {
       for (const { method, path, op } of operations) {
         const where = `${method} ${path}`;
         expect(Array.isArray(op.security), where).toBe(true);
-        const names: string[] = op.security.flatMap((s: Record<string, unknown>) => Object.keys(s));
+        // The dashboard's cookie is an alternative to every credential (test/behaviour/dashboard-session.test.ts).
+        const all: string[] = op.security.flatMap((s: Record<string, unknown>) => Object.keys(s));
+        if (all.length > 0) expect(all.at(-1), where).toBe('sessionCookie');
+        const names = all.filter((n) => n !== 'sessionCookie');
         for (const n of names) expect(schemes[n], `${where}: scheme ${n}`).toMatchObject({ type: 'http', scheme: 'bearer' });
 
         if (names.length === 0) {
@@ -363,8 +366,8 @@ describe('the HTTP envelope', () => {
       }
       const security = (m: string, p: string) => operations.find((o) => o.method === m && o.path === p)!.op.security;
       expect(security('post', '/auth/signup')).toEqual([]);
-      expect(security('get', '/projects')).toEqual([{ userToken: [] }]);
-      expect(security('get', '/contacts')).toEqual([{ secretKey: [] }]);
+      expect(security('get', '/projects')).toEqual([{ userToken: [] }, { sessionCookie: [] }]);
+      expect(security('get', '/contacts')).toEqual([{ secretKey: [] }, { sessionCookie: [] }]);
       expect(security('post', '/v1/track')).toEqual(expect.arrayContaining([{ secretKey: [] }, { publicKey: [] }]));
     });
 

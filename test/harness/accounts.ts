@@ -5,6 +5,7 @@ export interface ProjectAccess {
   token: string;
   userId: string;
   email: string;
+  password: string;
   projectId: string;
   secretKey: string;
   publicKey: string;

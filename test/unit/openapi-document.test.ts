@@ -17,9 +17,9 @@ const where = (spec: RouteSpec) => `${spec.method.toUpperCase()} ${spec.path}`;
 
 const SCHEMES: Record<RouteSpec['auth'], string[][]> = {
   none: [],
-  user: [['userToken']],
-  secret: [['secretKey']],
-  key: [['secretKey'], ['publicKey']],
+  user: [['userToken'], ['sessionCookie']],
+  secret: [['secretKey'], ['sessionCookie']],
+  key: [['secretKey'], ['publicKey'], ['sessionCookie']],
 };
 
 /** Follows a local `$ref` (`#/components/...`), failing when it points nowhere. */
@@ -58,8 +58,11 @@ describe('the OpenAPI document', () => {
 
   it("every route's security names the credential it takes, from the declared schemes", () => {
     const schemes = doc.components.securitySchemes;
-    expect(Object.keys(schemes).sort()).toEqual(['publicKey', 'secretKey', 'userToken']);
-    for (const s of Object.values<any>(schemes)) expect(s).toMatchObject({ type: 'http', scheme: 'bearer', description: expect.any(String) });
+    expect(Object.keys(schemes).sort()).toEqual(['publicKey', 'secretKey', 'sessionCookie', 'userToken']);
+    for (const [name, s] of Object.entries<any>(schemes)) {
+      const kind = name === 'sessionCookie' ? { type: 'apiKey', in: 'cookie', name: 'mailroom_session' } : { type: 'http', scheme: 'bearer' };
+      expect(s).toMatchObject({ ...kind, description: expect.any(String) });
+    }
     for (const spec of routes) {
       const op = doc.paths[openApiPath(spec)][spec.method];
       expect(Array.isArray(op.security), `${where(spec)} has security`).toBe(true);

@@ -38,6 +38,13 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
           type: 'http', scheme: 'bearer', bearerFormat: 'sess_…',
           description: 'Session token from POST /auth/login or /auth/signup: accounts, projects and domains.',
         },
+        sessionCookie: {
+          type: 'apiKey', in: 'cookie', name: 'mailroom_session',
+          description:
+            'The dashboard\'s session cookie, set by POST /auth/session: stands in for the session token, and for the secret key ' +
+            'with `X-Project-Id: <a project of the user>` (403 otherwise). POST, PUT, PATCH and DELETE also need ' +
+            '`X-CSRF-Token` (the `csrfToken` of GET /auth/session; 403 without it).',
+        },
       },
       schemas: { Error: jsonSchema(errorEnvelopeSchema, 'output') },
     },
@@ -64,9 +71,9 @@ const CURSOR_PAGE = {
 
 const SECURITY: Record<RouteSpec['auth'], unknown[]> = {
   none: [],
-  user: [{ userToken: [] }],
-  secret: [{ secretKey: [] }],
-  key: [{ secretKey: [] }, { publicKey: [] }],
+  user: [{ userToken: [] }, { sessionCookie: [] }],
+  secret: [{ secretKey: [] }, { sessionCookie: [] }],
+  key: [{ secretKey: [] }, { publicKey: [] }, { sessionCookie: [] }],
 };
 
 /** Every error status the API answers with, the codes (`error.code`) it carries, and when. */
@@ -74,7 +81,7 @@ export const ERROR_CODES: Record<number, { codes: string[]; when: string }> = {
   401: { codes: ['UNAUTHORIZED'], when: 'Missing or invalid key or session token' },
   403: {
     codes: ['FORBIDDEN', 'EMAIL_VERIFICATION_REQUIRED', 'DOMAIN_NOT_VERIFIED'],
-    when: 'Wrong key kind, not an admin of the project, unverified email address, or an unverified sender domain',
+    when: 'Wrong key kind, not an admin of the project, unverified email address, an unverified sender domain, or a session-cookie call without X-CSRF-Token or for a project the user is not in',
   },
   404: { codes: ['NOT_FOUND'], when: 'No such object in this project (objects of other projects are not visible)' },
   409: { codes: ['CONFLICT', 'INVALID_STATE'], when: 'Clashes with existing data, or the object is in a state that forbids this' },
@@ -103,7 +110,9 @@ function errorRef(status: number): Record<string, unknown> {
 export function errorStatuses(spec: RouteSpec): number[] {
   const statuses = new Set([...(spec.errors ?? []), 500]);
   if (spec.auth !== 'none') statuses.add(401);
-  if (spec.auth === 'secret' || spec.needs?.admin || spec.needs?.verifiedEmail) statuses.add(403);
+  // 403 also stands for a cookie call without its CSRF token (unsafe methods) or project (key routes).
+  const cookieCanRefuse = spec.auth === 'key' || (spec.auth === 'user' && spec.method !== 'get');
+  if (spec.auth === 'secret' || cookieCanRefuse || spec.needs?.admin || spec.needs?.verifiedEmail) statuses.add(403);
   // Any id in the path may name nothing in the caller's project.
   if (spec.params) statuses.add(404);
   if (spec.params || spec.query || spec.body || spec.upload) statuses.add(422);

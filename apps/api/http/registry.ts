@@ -13,7 +13,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], platform: Platf
   for (const spec of routes) {
     const steps: RequestHandler[] = [
       async (req, res, next) => {
-        res.locals.auth = await authenticate(platform, req.get('authorization'), spec.auth);
+        res.locals.auth = await authenticate(platform, req, spec.auth);
         next();
       },
     ];

@@ -11,6 +11,8 @@ export interface KeyAuth {
   kind: 'key';
   projectId: string;
   keyKind: 'secret' | 'public';
+  /** Set when a signed-in member calls through the dashboard (session cookie and X-Project-Id). */
+  userId?: string;
 }
 
 export interface UserAuth {

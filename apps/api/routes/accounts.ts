@@ -1,15 +1,13 @@
 import { z } from 'zod';
 import { addMember, createProject, getProject, listMembers, listProjects, rotateKeys, updateProject } from '../../../domain/accounts/projects.ts';
 import { login, logout, resendVerification, signup, verifyEmail } from '../../../domain/accounts/users.ts';
-import { emailSchema } from '../../../domain/contacts/schema.ts';
-import { LIMITS } from '../../../domain/limits.ts';
+import { credentialsSchema, newMemberSchema, newProjectSchema, projectPatchSchema, roleSchema, signInSchema } from '../../../domain/accounts/schema.ts';
 import type { Platform } from '../../../runtime/platform.ts';
+import { sessionTokenOf } from '../http/auth.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
 
 const user = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });
-const credentials = z.strictObject({ email: emailSchema, password: z.string().min(LIMITS.password.min).max(LIMITS.password.max) });
-const language = z.string().regex(/^[a-z]{2}$/, 'ISO 639-1 code such as "en"');
 const project = z.object({
   id: z.string(),
   name: z.string(),
@@ -19,7 +17,7 @@ const project = z.object({
   createdAt: z.string(),
 });
 const projectWithKeys = project.extend({ secretKey: z.string(), publicKey: z.string() });
-const member = z.object({ userId: z.string(), email: z.string(), role: z.enum(['ADMIN', 'MEMBER']) });
+const member = z.object({ userId: z.string(), email: z.string(), role: roleSchema });
 
 export function accountRoutes(p: Platform): RouteSpec[] {
   return [
@@ -28,7 +26,7 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       summary:
         'Create an account; a verification email is sent to the address. An address that already has an account gets the same ' +
         'answer (with an id and token that work nowhere) and its owner an email instead, so signup does not tell which addresses have accounts',
-      body: credentials,
+      body: credentialsSchema,
       response: z.object({ user, token: z.string() }),
       handle: ({ body }) => signup(p, body.email, body.password),
     }),
@@ -53,14 +51,14 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       summary:
         'Sign in; returns a session token for the user endpoints. Failed attempts are throttled per address asked for and per ' +
         'client address (429 with Retry-After; tiers in docs/decisions.md); a success forgets the account\'s failures',
-      body: credentials.extend({ password: z.string().min(1).max(LIMITS.password.max) }),
+      body: signInSchema,
       response: z.object({ token: z.string(), user }),
       handle: ({ body, req }) => login(p, body.email, body.password, req.ip ?? ''),
     }),
     route({
       method: 'post', path: '/auth/logout', tag: 'Accounts', auth: 'user', status: 204,
       summary: 'End the session of the token used',
-      handle: async ({ req }) => logout(p, req.get('authorization')!.replace(/^Bearer\s+/i, '').trim()),
+      handle: async ({ req }) => logout(p, sessionTokenOf(req)!),
     }),
     route({
       method: 'get', path: '/auth/me', tag: 'Accounts', auth: 'user',
@@ -71,21 +69,21 @@ export function accountRoutes(p: Platform): RouteSpec[] {
     route({
       method: 'post', path: '/projects', tag: 'Projects', auth: 'user', status: 201,
       summary: 'Create a project; the caller becomes its admin. The keys are shown only here and on rotation',
-      body: z.strictObject({ name: z.string().trim().min(1).max(LIMITS.projectName), language: language.optional() }),
+      body: newProjectSchema,
       response: projectWithKeys,
       handle: ({ auth, body }) => createProject(p, auth.userId, body.name, body.language),
     }),
     route({
       method: 'get', path: '/projects', tag: 'Projects', auth: 'user',
       summary: "The caller's projects with the caller's role",
-      response: z.array(project.extend({ role: z.enum(['ADMIN', 'MEMBER']) })),
+      response: z.array(project.extend({ role: roleSchema })),
       handle: ({ auth }) => listProjects(p, auth.userId),
     }),
     route({
       method: 'get', path: '/projects/:id', tag: 'Projects', auth: 'user', errors: [404],
       summary: 'One project of the caller',
       params: idParams,
-      response: project.extend({ role: z.enum(['ADMIN', 'MEMBER']) }),
+      response: project.extend({ role: roleSchema }),
       handle: ({ auth, params }) => getProject(p, params.id, auth.userId),
     }),
     route({
@@ -94,12 +92,7 @@ export function accountRoutes(p: Platform): RouteSpec[] {
         'Rename a project, change its default language, or set the footer of its marketing email: the postal address ' +
         '(lines separated by line breaks; "" removes it) and whether the footer is added at all (admin)',
       params: idParams,
-      body: z.strictObject({
-        name: z.string().trim().min(1).max(LIMITS.projectName).optional(),
-        language: language.optional(),
-        address: z.string().trim().max(LIMITS.projectAddress).optional(),
-        footer: z.boolean().optional(),
-      }),
+      body: projectPatchSchema,
       response: project,
       handle: ({ auth, params, body }) => updateProject(p, params.id, auth.userId, body),
     }),
@@ -114,7 +107,7 @@ export function accountRoutes(p: Platform): RouteSpec[] {
       method: 'post', path: '/projects/:id/members', tag: 'Projects', auth: 'user', status: 201, errors: [404, 409], needs: { admin: true },
       summary: 'Add a signed-up user to the project, or change their role (admin)',
       params: idParams,
-      body: z.strictObject({ email: emailSchema, role: z.enum(['ADMIN', 'MEMBER']) }),
+      body: newMemberSchema,
       response: member,
       handle: ({ auth, params, body }) => addMember(p, params.id, auth.userId, body.email, body.role),
     }),
