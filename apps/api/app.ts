@@ -14,6 +14,7 @@ import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
+import { inboundRoutes } from './routes/inbound.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { segmentRoutes } from './routes/segments.ts';
@@ -42,6 +43,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...domainRoutes(p),
   ...suppressionRoutes(p),
   ...emailRoutes(p),
+  ...inboundRoutes(p),
   ...relayRoutes(p),
   ...webhookRoutes(p),
 ];
