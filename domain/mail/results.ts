@@ -111,7 +111,7 @@ function softBouncesWithin(p: Platform, result: EmailResult, limit: SoftBounceLi
 }
 
 /** The bounce as GET /emails/:id shows it; a result without one is a 5xx at send time (hard). */
-function bounceOf(result: EmailResult): BounceDetail {
+function bounceOnRecord(result: EmailResult): BounceDetail {
   const diagnostic = result.bounce?.diagnostic ?? result.detail;
   return { type: result.bounce?.type ?? 'hard', ...(result.bounce?.status ? { status: result.bounce.status } : {}), ...(diagnostic ? { diagnostic: diagnostic.slice(0, 1000) } : {}) };
 }
@@ -123,7 +123,7 @@ function bounceOf(result: EmailResult): BounceDetail {
  * one claims and the other is judged again against it. False: this bounce is not recorded.
  */
 async function claimBounce(p: Platform, result: EmailResult): Promise<boolean> {
-  const bounce = bounceOf(result);
+  const bounce = bounceOnRecord(result);
   for (let tries = 0; tries < 3; tries++) {
     const email = await emails(p).findOne({ _id: result.emailId, projectId: result.projectId }, { projection: { status: 1, bounce: 1 } });
     if (!email) return false;
