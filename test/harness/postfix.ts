@@ -71,6 +71,15 @@ export async function startPostfix(options: PostfixOptions = {}): Promise<Postfi
   const master: ChildProcess = spawn('/usr/sbin/postfix', ['-c', conf, 'start-fg'], { detached: true, stdio: ['ignore', out, out] });
   closeSync(out);
   const exited = new Promise<void>((resolve) => master.once('exit', () => resolve()));
+  // A test run that ends without stop() (killed, crashed) leaves no Postfix behind.
+  const killGroup = () => {
+    try {
+      if (master.pid) process.kill(-master.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', killGroup);
   let lastLog = '';
   const log = () => {
     try {
@@ -84,13 +93,8 @@ export async function startPostfix(options: PostfixOptions = {}): Promise<Postfi
     await run('/usr/sbin/postfix', ['-c', conf, 'stop']).catch(() => {});
     const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000))]);
     // The master's children (smtpd, qmgr, smtp…) share its process group.
-    if (!gone && master.pid) {
-      try {
-        process.kill(-master.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    if (!gone) killGroup();
+    process.removeListener('exit', killGroup);
     log();
     await rm(dir, { recursive: true, force: true });
   };
