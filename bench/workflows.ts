@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
 import { embeddedActorHost } from '../runtime/embedded.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
+import { FileBlobStore } from '../adapters/files/blobs.ts';
 import { SqliteStore } from '../adapters/sqlite/store.ts';
 import { WORKFLOW_EXECUTION_ACTOR, workflowExecutionActor } from '../actors/workflow-execution/actor.ts';
 import type { ExecutionState } from '../actors/workflow-execution/behaviour.ts';
@@ -68,7 +69,7 @@ async function main() {
   const store = await SqliteStore.open(join(dir, 'mailroom.db'));
   const actors = embeddedActorHost(store, { idleMs: IDLE_MS }); // as runtime/embedded.ts wires it
   const pubsub = new EmbeddedPubSub(store);
-  const p: Platform = { config, store, actors, pubsub, limiter: new MemoryRateLimiter(), log: pino({ level: 'silent' }) } as Platform;
+  const p: Platform = { config, store, actors, pubsub, limiter: new MemoryRateLimiter(), blobs: new FileBlobStore(join(dir, 'blobs')), log: pino({ level: 'silent' }) } as Platform;
   await ensureWorkflowIndexes(store);
 
   // Lateness: when each reminder's turn begins, against the time the execution waits until.

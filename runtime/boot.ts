@@ -17,6 +17,7 @@ import { ensureJobIndexes, startJobWorker } from '../domain/jobs/worker.ts';
 import { ensureEmailIndexes } from '../domain/mail/outbound.ts';
 import { ensureSuppressionIndexes } from '../domain/suppressions/collection.ts';
 import { startEmailResults } from '../domain/mail/results.ts';
+import { ensureRawMessageIndexes, startRawMessageSweep } from '../domain/inbound/raw.ts';
 import { startReceivedMail } from '../domain/inbound/received.ts';
 import { ensureSegmentIndexes } from '../domain/segments/collection.ts';
 import { ensurePresenceIndexes } from '../domain/segments/membership.ts';
@@ -32,7 +33,7 @@ import { createLogger } from './logging.ts';
 import { Metrics, metricsEndpoint } from './metrics.ts';
 import type { Platform } from './platform.ts';
 
-export type Adapters = Pick<Platform, 'store' | 'actors' | 'pubsub' | 'limiter'> & {
+export type Adapters = Pick<Platform, 'store' | 'actors' | 'pubsub' | 'limiter' | 'blobs'> & {
   /** Called once actors and subscriptions are registered (Dapr: open the app channel). */
   ready?(): Promise<void>;
   /** Releases what the adapters hold beyond the store. */
@@ -85,6 +86,7 @@ export async function boot(
   await ensureWorkflowIndexes(store);
   await ensureSuppressionIndexes(store);
   await ensureWebhookIndexes(store);
+  await ensureRawMessageIndexes(store);
   if (roles.api) await metrics.ensureIndexes(store);
 
   const queues = roles.api ? webhookQueues(platform) : undefined;
@@ -107,6 +109,7 @@ export async function boot(
   // Bounce and feedback reports and inbound mail, once pub/sub carries what it takes to the api role.
   const inbound = roles.mailer && config.inboundSmtpPort > 0 ? await startInboundListener(platform) : undefined;
   const stopSweep = roles.api ? startSegmentSweep(platform) : undefined;
+  const stopRawSweep = roles.mailer ? startRawMessageSweep(platform) : undefined;
   if (roles.api) void resumeCampaigns(platform).catch((err) => log.error({ err }, 'resuming campaigns failed'));
   if (roles.api) {
     // Embedded reminders live in the same store as the executions; Dapr's are re-registered.
@@ -130,6 +133,7 @@ export async function boot(
     server,
     async close() {
       stopSweep?.();
+      stopRawSweep?.();
       if (server) {
         const closed = new Promise((resolve) => server!.close(resolve));
         server.closeAllConnections();

@@ -36,6 +36,8 @@ export interface Config {
   inboundSmtpPort: number;
   /** The host name MX records for bounce and inbound mail point at (also the fallback Return-Path domain). */
   inboundHost: string;
+  /** Days (fractions allowed) each received message's raw bytes are kept for GET /inbound/:eventId/raw; 0 keeps none. */
+  inboundRawRetentionDays: number;
   /** Tests only: the PEM file every SNS signature is checked with, instead of fetching SigningCertURL. */
   snsTestCertificate?: string;
 }
@@ -114,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     softBounceWindowDays: positive('SOFT_BOUNCE_WINDOW_DAYS', 7, env),
     inboundSmtpPort: tcpPort('INBOUND_SMTP_PORT', 2525, env),
     inboundHost: (env.INBOUND_HOST || new URL(publicUrl).hostname).toLowerCase().replace(/\.$/, ''),
+    inboundRawRetentionDays: int('INBOUND_RAW_RETENTION_DAYS', 30, env),
     snsTestCertificate: env.SNS_TEST_CERTIFICATE || undefined,
   };
 }

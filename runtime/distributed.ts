@@ -3,6 +3,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { DaprActorRuntime } from '../adapters/dapr/actors.ts';
 import { DaprPubSub } from '../adapters/dapr/pubsub.ts';
+import { GridFsBlobStore } from '../adapters/mongo/blobs.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
 import { RedisRateLimiter } from '../adapters/redis/rate-limiter.ts';
 import { RedisStoreChanges } from '../adapters/redis/store-changes.ts';
@@ -49,10 +50,12 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
   // reach the other replicas over Redis.
   const store = await MongoStore.connect(config.mongodbUrl, { changes: (listener) => RedisStoreChanges.connect(config.redisUrl!, listener, log) });
   const limiter = await RedisRateLimiter.connect(config.redisUrl, log);
+  const blobs = await GridFsBlobStore.connect(config.mongodbUrl);
 
   return {
     store,
     limiter,
+    blobs,
     actors: new DaprActorRuntime(client, hostsActors ? server : undefined, grpc),
     pubsub: new DaprPubSub({ client, server, pubsubName: PUBSUB_COMPONENT, store, log }),
     // The sidecar asks the app channel for its actor types and subscriptions when it connects,
@@ -62,6 +65,7 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
       await server.stop();
       await grpc.stop();
       await limiter.close();
+      await blobs.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { EmbeddedActorHost, type EmbeddedActorHostOptions } from '../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
+import { FileBlobStore } from '../adapters/files/blobs.ts';
 import { SqliteStore } from '../adapters/sqlite/store.ts';
 import type { Config } from './config.ts';
 import type { Adapters } from './boot.ts';
@@ -27,5 +28,6 @@ export async function embeddedAdapters(config: Config, log: Logger): Promise<Ada
     actors: embeddedActorHost(store),
     pubsub: new EmbeddedPubSub(store),
     limiter: new MemoryRateLimiter(),
+    blobs: new FileBlobStore(join(config.dataDir, 'blobs')),
   };
 }

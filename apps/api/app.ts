@@ -15,6 +15,7 @@ import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
+import { inboundRoutes } from './routes/inbound.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { segmentRoutes } from './routes/segments.ts';
@@ -45,6 +46,7 @@ export const apiRoutes = (p: Platform): RouteSpec[] => [
   ...domainRoutes(p),
   ...suppressionRoutes(p),
   ...emailRoutes(p),
+  ...inboundRoutes(p),
   ...relayRoutes(p),
   ...webhookRoutes(p),
 ];

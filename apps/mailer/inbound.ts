@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { keepRawMessage } from '../../domain/inbound/raw.ts';
 import { destinationOf, type Destination } from '../../domain/inbound/recipients.ts';
 import { receivedMail, RECEIVED_TOPIC, senderOf, type ReceivedMail } from '../../domain/inbound/received.ts';
 import { applyReport } from '../../domain/inbound/reports-intake.ts';
@@ -81,6 +82,8 @@ async function handle(p: Platform, raw: Buffer, session: SMTPServerSession, take
   const sender = senderOf(mail, envelopeFrom);
   if (mailboxes.length > 0 && !sender && envelopeFrom !== undefined) throw reply(550, '5.1.7 No sender address in From or MAIL FROM');
 
+  const digest = createHash('sha256').update(raw).digest('hex');
+  const received = new Map<string, ReceivedMail[]>();
   for (const [address, destination] of taken) {
     if (destination.kind === 'returnPath' || destination.kind === 'feedbackLoop') {
       const about = destination.kind === 'returnPath' ? { emailId: destination.emailId } : { quoted: bodyOf(raw) };
@@ -89,9 +92,17 @@ async function handle(p: Platform, raw: Buffer, session: SMTPServerSession, take
     } else if (destination.kind === 'mailbox') {
       // Mail with a null sender (a bounce, an auto-notification: RFC 5321 4.5.5) has nobody to answer.
       if (!envelopeFrom || !sender) continue;
-      const digest = createHash('sha256').update(raw).digest('hex');
-      await p.pubsub.publish<ReceivedMail>(RECEIVED_TOPIC, receivedMail(destination.projectId, mail, sender, address.toLowerCase(), digest));
-      p.log.info({ rcptTo: address, projectId: destination.projectId }, 'inbound mail received');
+      const project = received.get(destination.projectId) ?? [];
+      project.push(receivedMail(destination.projectId, mail, sender, address.toLowerCase(), digest));
+      received.set(destination.projectId, project);
+    }
+  }
+  // The raw message is kept before any event names it (and before the sender hears 250).
+  for (const [projectId, items] of received) {
+    await keepRawMessage(p, projectId, items.map((item) => item.eventId), raw, digest);
+    for (const item of items) {
+      await p.pubsub.publish<ReceivedMail>(RECEIVED_TOPIC, item);
+      p.log.info({ rcptTo: item.data.to, projectId }, 'inbound mail received');
     }
   }
 }

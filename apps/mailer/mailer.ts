@@ -128,7 +128,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
       p.metrics?.emailOutcome('deferred');
       const response = (failure as { response: string }).response;
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
-      await emails(p).updateOne({ _id: emailId }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
+      await emails(p).updateOne({ _id: emailId, status: 'SENDING' }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
       throw err; // redelivered; the claim above lets it through from retryAt on
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
@@ -173,7 +173,9 @@ async function takeSendSlot(p: Platform, projectId: string | null): Promise<void
 }
 
 async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields: Partial<EmailDoc>): Promise<void> {
-  await emails(p).updateOne({ _id: email._id }, { $set: { status, ...fields } });
+  // From SENDING only: a bounce reported while this attempt ran (a DSN that overtook our write,
+  // or a hard one during 4xx retries) claimed the email and stands (bounceVerdict in results.ts).
+  await emails(p).updateOne({ _id: email._id, status: 'SENDING' }, { $set: { status, ...fields } });
   p.metrics?.emailOutcome(status.toLowerCase() as Lowercase<Exclude<EmailStatus, 'QUEUED' | 'SENDING'>>);
   p.log.info({ emailId: email._id, status, reason: fields.reason }, 'email finished');
   if (email.attachmentsId) {

@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { SuppressionReason } from '../suppressions/collection.ts';
 import { suppress } from '../suppressions/service.ts';
 import { events } from '../events/collection.ts';
-import { emails } from './outbound.ts';
+import { emails, type EmailStatus } from './outbound.ts';
 import { softBouncesSuppress, softBounceWindowStart, type SoftBounceLimit } from './soft-bounces.ts';
 
 /** Outcomes of email, published by the mailer, the inbound listener, relay webhooks and the tracking endpoints. */
@@ -53,6 +53,24 @@ export function consequenceOf(
 }
 
 /**
+ * One final bounce per email, the first: whether a reported bounce is the email's.
+ * - `claim`: the email has no final outcome yet (being sent, retried after 4xx answers, or taken
+ *   by a relay, DELIVERED): this bounce becomes it, hard or soft (so a hard report ends a 4xx
+ *   retry, which was not final).
+ * - `continue`: the email bounced with this very bounce (the mailer writes its own with the
+ *   BOUNCED status; a redelivery after a crash finds its claim): record its event and consequences.
+ * - `ignore`: the email already bounced otherwise (a hard report after the final soft bounce, a
+ *   late soft one after a hard bounce), or was never sent: nothing is recorded.
+ */
+export function bounceVerdict(email: { status: EmailStatus; bounce?: BounceDetail }, bounce: BounceDetail): 'claim' | 'continue' | 'ignore' {
+  if (email.status === 'SENDING' || email.status === 'DELIVERED') return 'claim';
+  if (email.status !== 'BOUNCED') return 'ignore';
+  // A BOUNCED email without its bounce was written before the detail was kept: as its own.
+  if (!email.bounce) return 'continue';
+  return email.bounce.type === bounce.type && email.bounce.status === bounce.status ? 'continue' : 'ignore';
+}
+
+/**
  * Applies outcomes to contacts: each becomes the contact's system event, recorded once however
  * often the message is delivered (its id is derived from the email and the outcome).
  */
@@ -60,7 +78,8 @@ export function startEmailResults(p: Platform): void {
   const limit: SoftBounceLimit = { count: p.config.softBounceSuppressCount, windowDays: p.config.softBounceWindowDays };
   p.pubsub.subscribe<EmailResult>(EMAIL_RESULTS_TOPIC, async (result) => {
     const contact = contactActorClient(p, result.contactId);
-    await recordOnEmail(p, result);
+    if (result.event === 'email.bounce' && !(await claimBounce(p, result))) return;
+    if (result.event === 'email.complaint') await recordComplaint(p, result);
     const known = consequenceOf(result);
     try {
       // First the list (idempotent): a redelivery after a crash between the two still suppresses.
@@ -91,19 +110,37 @@ function softBouncesWithin(p: Platform, result: EmailResult, limit: SoftBounceLi
   });
 }
 
+/** The bounce as GET /emails/:id shows it; a result without one is a 5xx at send time (hard). */
+function bounceOnRecord(result: EmailResult): BounceDetail {
+  const diagnostic = result.bounce?.diagnostic ?? result.detail;
+  return { type: result.bounce?.type ?? 'hard', ...(result.bounce?.status ? { status: result.bounce.status } : {}), ...(diagnostic ? { diagnostic: diagnostic.slice(0, 1000) } : {}) };
+}
+
 /**
- * What GET /emails/:id shows of a complaint, and of a bounce reported after the relay took the
- * message (a DSN, a relay's webhook): that turns the DELIVERED email BOUNCED. (A bounce at send
- * time is on the email already: the mailer wrote it with the status.)
+ * Makes the bounce the email's (bounceVerdict): a bounce reported after the relay took the
+ * message (a DSN, a relay's webhook) turns the email BOUNCED with its detail, as the mailer does
+ * for one at send time. The update is conditional on the status read, so of two reports at once
+ * one claims and the other is judged again against it. False: this bounce is not recorded.
  */
-async function recordOnEmail(p: Platform, result: EmailResult): Promise<void> {
-  const own = { _id: result.emailId, projectId: result.projectId };
-  if (result.event === 'email.bounce') {
-    const bounce: BounceDetail = { type: result.bounce?.type ?? 'hard', ...(result.bounce?.status ? { status: result.bounce.status } : {}), ...(result.bounce?.diagnostic ?? result.detail ? { diagnostic: (result.bounce?.diagnostic ?? result.detail)!.slice(0, 1000) } : {}) };
-    await emails(p).updateOne({ ...own, status: 'DELIVERED' }, { $set: { status: 'BOUNCED', bounce } });
-  } else if (result.event === 'email.complaint') {
-    await emails(p).updateOne(own, { $set: { complaint: { at: result.at, ...(result.detail ? { detail: result.detail.slice(0, 1000) } : {}) } } });
+async function claimBounce(p: Platform, result: EmailResult): Promise<boolean> {
+  const bounce = bounceOnRecord(result);
+  for (let tries = 0; tries < 3; tries++) {
+    const email = await emails(p).findOne({ _id: result.emailId, projectId: result.projectId }, { projection: { status: 1, bounce: 1 } });
+    if (!email) return false;
+    const verdict = bounceVerdict(email, bounce);
+    if (verdict !== 'claim') return verdict === 'continue';
+    const claimed = await emails(p).updateOne({ _id: result.emailId, status: email.status }, { $set: { status: 'BOUNCED', bounce } });
+    if (claimed.modified === 1) return true;
   }
+  return false;
+}
+
+/** What GET /emails/:id shows of a complaint. */
+async function recordComplaint(p: Platform, result: EmailResult): Promise<void> {
+  await emails(p).updateOne(
+    { _id: result.emailId, projectId: result.projectId },
+    { $set: { complaint: { at: result.at, ...(result.detail ? { detail: result.detail.slice(0, 1000) } : {}) } } },
+  );
 }
 
 function eventData(result: EmailResult) {

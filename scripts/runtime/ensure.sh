@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make mailroom's local runtime available: redis-server and PostgreSQL (apt),
+# Make mailroom's local runtime available: redis-server, Postfix, Chromium and PostgreSQL (apt),
 # Dapr's daprd, placement and scheduler, and FerretDB (both built from the Go
 # module proxy).
 #
@@ -89,6 +89,17 @@ ensure_chromium() {
 	command -v chromium >/dev/null 2>&1 && return 0
 	apt_install chromium "chromium (the dashboard's browser tests)"
 	command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after apt-get install (is /usr/bin on PATH?)"
+}
+
+# Postfix for the relay in the mail-loop tests (test/harness/postfix.ts starts private instances).
+# Preseeded "No configuration": no /etc/postfix/main.cf, so no system Postfix starts or takes port 25.
+ensure_postfix() {
+	[[ -x /usr/sbin/postfix ]] && return 0
+	local sudo=()
+	[[ "$(id -u)" == 0 ]] || sudo=(sudo -n)
+	echo "postfix postfix/main_mailer_type select No configuration" | "${sudo[@]}" debconf-set-selections 2>/dev/null || true
+	apt_install postfix "Postfix (the tests' relay)"
+	[[ -x /usr/sbin/postfix ]] || die "no /usr/sbin/postfix after apt-get install postfix"
 }
 
 # PostgreSQL under FerretDB in the distributed stack (Debian's server, in /usr/lib/postgresql/<v>/bin).
@@ -187,6 +198,7 @@ ensure_ferretdb() {
 
 ensure_redis
 ensure_chromium
+ensure_postfix
 ensure_postgresql
 ensure_ferretdb
 ensure_dapr

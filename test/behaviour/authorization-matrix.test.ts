@@ -4,9 +4,10 @@ import { apiRoutes } from '../../apps/api/app.ts';
 import type { RouteSpec } from '../../apps/api/http/route.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { newProject, verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
-import type { ApiResponse } from '../harness/client.ts';
+import { eventually, type ApiResponse } from '../harness/client.ts';
 import { verifiedDomain } from '../harness/domains.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
+import { deliverMail } from '../harness/smtp-client.ts';
 
 /**
  * Who may call what, for every route of the registry: the list comes from `apiRoutes`, so a route
@@ -56,6 +57,7 @@ interface Fixtures {
   transitionId?: string;
   webhookId: string;
   deliveryId: string;
+  receivedEventId: string;
 }
 
 /**
@@ -81,6 +83,7 @@ const PARAMS: Record<string, (f: Fixtures) => string | undefined> = {
   '/workflows/:id/executions/:executionId': () => 'no-such-execution',
   '/suppressions/:email': (f) => f.suppressedEmail,
   '/emails/:id': (f) => f.emailId,
+  '/inbound/:eventId': (f) => f.receivedEventId,
   '/projects/:id/relays/:provider': () => 'postmark',
   // Relay webhooks take no credential (the provider's signature is one): only the path is needed here.
   '/v1/relay-events/:provider': () => 'postmark',
@@ -203,6 +206,14 @@ describe('the authorization matrix of every route', () => {
     // Loopback is refused by the outbound guard here: the test event's delivery fails at once, and is still a delivery.
     const webhook = await must('a webhook', a.api.post('/webhooks', { url: `http://127.0.0.1:9/${marker}`, events: ['*'], description: marker }));
     const delivery = await must('a webhook delivery', a.api.post(`/webhooks/${webhook.id}/test`));
+    // Inbound mail, whose raw message is kept.
+    const writer = `${marker}-writer@example.com`;
+    const inbound = await deliverMail(instance.inboundPort, { from: writer, to: [`support@${domain.domain}`] }, `From: ${writer}\r\nSubject: ${marker}\r\n\r\n${marker}\r\n`);
+    if (inbound.accepted.length !== 1) throw new Error(`inbound mail was refused: ${inbound.response}`);
+    const received = await eventually(async () => {
+      const res = await a.api.get('/events?name=email.received');
+      return (res.body.data as { id: string }[] | undefined)?.[0];
+    }, 30_000, 'the email.received event');
     f = {
       projectId: a.projectId,
       contactId: contact.id,
@@ -218,6 +229,7 @@ describe('the authorization matrix of every route', () => {
       emailId: mailed.emails[0].email,
       webhookId: webhook.id,
       deliveryId: delivery.id,
+      receivedEventId: received.id,
     };
     // Workflows, when the registry has them.
     if (routes.some((r) => r.path === '/workflows' && r.method === 'post')) {

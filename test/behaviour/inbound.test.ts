@@ -93,6 +93,36 @@ describe('bounces, complaints and inbound mail by SMTP', () => {
     expect(await suppression(to)).toBeUndefined();
   });
 
+  it('a late report about an email that already bounced changes nothing: a hard one after the final soft bounce, a soft one after the hard bounce', async () => {
+    const expired = { status: '4.4.7', diagnostic: '452 4.2.2 Mailbox full; delivery time expired' };
+    const unknown = { status: '5.1.1', diagnostic: '550 5.1.1 User unknown' };
+    const finalBounce = async (emailId: string) =>
+      eventually(async () => {
+        const res = await project.api.get(`/emails/${emailId}`);
+        return res.body.data.status === 'BOUNCED' ? res.body.data.bounce : undefined;
+      }, DRAIN, `email ${emailId} to bounce`);
+    const bouncesOf = async (contactId: string) => (await eventsOf(contactId)).filter((e) => e.name === 'email.bounce').map((e) => e.data);
+
+    for (const [first, late] of [[expired, unknown], [unknown, expired]]) {
+      const to = address(first === expired ? 'soft-then-hard' : 'hard-then-soft');
+      const sent = await send(to);
+      const { email: emailId, contact } = sent.body.data.emails[0] as { email: string; contact: { id: string } };
+      const message = await relayed(to);
+      expect((await deliverMail(instance.inboundPort, { from: '', to: [message.mailFrom] }, relayDsn(message.mailFrom, to, first))).accepted).toEqual([message.mailFrom]);
+      const bounce = await finalBounce(emailId);
+      await eventually(async () => ((await bouncesOf(contact.id)).length ? true : undefined), DRAIN, 'the first email.bounce');
+      const suppressed = await eventually(async () => (first === unknown ? suppression(to) : null), DRAIN, 'the suppression of a hard bounce');
+      const subscribed = (await project.api.get(`/contacts/${contact.id}`)).body.data.subscribed;
+
+      expect((await deliverMail(instance.inboundPort, { from: '', to: [message.mailFrom] }, relayDsn(message.mailFrom, to, late))).accepted).toEqual([message.mailFrom]);
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+      expect(await bouncesOf(contact.id), to).toEqual([expect.objectContaining({ emailId, type: first === unknown ? 'hard' : 'soft', status: first.status })]);
+      expect((await project.api.get(`/emails/${emailId}`)).body.data.bounce, to).toEqual(bounce);
+      expect((await suppression(to)) ?? null, to).toEqual(suppressed ?? null);
+      expect((await project.api.get(`/contacts/${contact.id}`)).body.data.subscribed, to).toBe(subscribed);
+    }
+  });
+
   it('a feedback report (ARF) to the Return-Path: email.complaint, and the address suppressed', async () => {
     const to = address('arf');
     const sent = await send(to);
@@ -230,7 +260,7 @@ function arf(returnPath: string, recipient: string, original: string): string {
   ].join('\r\n');
 }
 
-function relayDsn(returnPath: string, recipient: string): string {
+function relayDsn(returnPath: string, recipient: string, failure = { status: '5.1.1', diagnostic: '550 5.1.1 User unknown' }): string {
   return [
     `To: ${returnPath}`,
     'Subject: Undelivered Mail Returned to Sender',
@@ -244,8 +274,8 @@ function relayDsn(returnPath: string, recipient: string): string {
     '',
     `Final-Recipient: rfc822; ${recipient}`,
     'Action: failed',
-    'Status: 5.1.1',
-    'Diagnostic-Code: smtp; 550 5.1.1 User unknown',
+    `Status: ${failure.status}`,
+    `Diagnostic-Code: smtp; ${failure.diagnostic}`,
     '',
     '--b1--',
     '',

@@ -1,8 +1,10 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
+import { FileBlobStore } from '../../adapters/files/blobs.ts';
 import { SqliteStore, type SqliteStoreOptions } from '../../adapters/sqlite/store.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -17,5 +19,6 @@ export const embeddedPlatform = (store: SqliteStore, env: NodeJS.ProcessEnv = {}
   actors: new EmbeddedActorHost(store),
   pubsub: new EmbeddedPubSub(store),
   limiter: new MemoryRateLimiter(),
+  blobs: new FileBlobStore(join(env.DATA_DIR ?? tmpdir(), 'blobs')),
   log: pino({ level: 'silent' }),
 });

@@ -12,6 +12,7 @@ const fixture = async (name: string) =>
 describe('bounce reports as real mail systems send them', () => {
   it.each([
     ['postfix-hard.eml', '5.1.1', /User unknown in virtual mailbox table/],
+    ['postfix-3.7-hard.eml', '5.1.1', /^550 5\.1\.1 <hard@example\.com>: Recipient address rejected: User unknown$/],
     ['exim-hard.eml', '5.1.1', /No such user/],
     ['gmail-hard.eml', '5.1.1', /account that you tried to reach does not exist/],
     ['microsoft365-hard.eml', '5.1.10', /RecipientNotFound/],
@@ -33,6 +34,16 @@ describe('bounce reports as real mail systems send them', () => {
     const report = await fixture('postfix-delayed.eml');
     expect(report).toMatchObject({ kind: 'dsn', recipients: [{ action: 'delayed', status: '4.2.2' }] });
     expect(bounceOf(report)).toBeNull();
+  });
+
+  it('a real Postfix delay warning records nothing either', async () => {
+    const report = await fixture('postfix-3.7-delayed.eml');
+    expect(report).toMatchObject({ kind: 'dsn', recipients: [{ action: 'delayed', status: '4.2.2' }] });
+    expect(bounceOf(report)).toBeNull();
+  });
+
+  it('a real Postfix that gave up on a full mailbox (queue lifetime over) reports a final soft bounce', async () => {
+    expect(bounceOf(await fixture('postfix-3.7-expired.eml'))).toEqual({ type: 'soft', status: '4.2.2', diagnostic: '452 4.2.2 <soft@example.com>: Mailbox full' });
   });
 
   it('a relay that gave up on a transient failure reports a final soft bounce', () => {

@@ -6,6 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
+import { FileBlobStore } from '../../adapters/files/blobs.ts';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
 import { contactActor } from '../../actors/contact/actor.ts';
@@ -29,7 +30,7 @@ it('a job whose actor calls keep failing ends FAILED with the reason, instead of
   // No ContactActor registered: every actor call fails the way an unreachable runtime does.
   const actors = new EmbeddedActorHost(store);
   const pubsub = new EmbeddedPubSub(store, { backoffMs: 1, maxBackoffMs: 5 });
-  const p: Platform = { config: loadConfig({}), store, actors, pubsub, limiter: new MemoryRateLimiter(), log: pino({ level: 'silent' }) };
+  const p: Platform = { config: loadConfig({}), store, actors, pubsub, limiter: new MemoryRateLimiter(), blobs: new FileBlobStore(join(dir, 'blobs')), log: pino({ level: 'silent' }) };
   cleanups.push(async () => {
     await pubsub.stop();
     await actors.stop();

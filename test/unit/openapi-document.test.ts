@@ -84,6 +84,11 @@ describe('the OpenAPI document', () => {
           expect(response.content, `${where(spec)} 204 has no body`).toBeUndefined();
           continue;
         }
+        if (spec.rawResponse) {
+          // The bytes themselves (a raw message), not the envelope.
+          expect(response.content, `${where(spec)} ${status}`).toEqual({ [spec.rawResponse.contentType]: { schema: { type: 'string', format: 'binary' } } });
+          continue;
+        }
         const schema = response.content?.['application/json']?.schema;
         expect(schema?.properties?.success, `${where(spec)} ${status}`).toEqual({ const: true });
         const data = schema?.properties?.data;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { smtpFailureOf } from '../../apps/mailer/smtp-answers.ts';
-import { consequenceOf } from '../../domain/mail/results.ts';
+import { bounceVerdict, consequenceOf } from '../../domain/mail/results.ts';
 import { afterSoftFailure, softBounceWindowStart } from '../../domain/mail/soft-bounces.ts';
 import { loadConfig } from '../../runtime/config.ts';
 
@@ -87,5 +87,32 @@ describe('soft-bounce settings', () => {
     expect(() => loadConfig({ SOFT_BOUNCE_RETRY_HOURS: '0' })).toThrow(/SOFT_BOUNCE_RETRY_HOURS/);
     expect(() => loadConfig({ SOFT_BOUNCE_RETRY_HOURS: 'soon' })).toThrow(/SOFT_BOUNCE_RETRY_HOURS/);
     expect(() => loadConfig({ SOFT_BOUNCE_SUPPRESS_COUNT: '2.5' })).toThrow(/SOFT_BOUNCE_SUPPRESS_COUNT/);
+  });
+});
+
+describe('one final bounce per email, the first', () => {
+  const hard = { type: 'hard' as const, status: '5.1.1', diagnostic: '550 5.1.1 User unknown' };
+  const soft = { type: 'soft' as const, status: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' };
+
+  it('an email a relay took, or one still retried after 4xx answers, takes the reported bounce, hard or soft', () => {
+    expect(bounceVerdict({ status: 'DELIVERED' }, hard)).toBe('claim');
+    expect(bounceVerdict({ status: 'DELIVERED' }, soft)).toBe('claim');
+    // The 4xx retries were not final: a hard report wins.
+    expect(bounceVerdict({ status: 'SENDING' }, hard)).toBe('claim');
+  });
+
+  it('a hard report after the final soft bounce changes nothing, nor a late soft one after a hard bounce', () => {
+    expect(bounceVerdict({ status: 'BOUNCED', bounce: soft }, hard)).toBe('ignore');
+    expect(bounceVerdict({ status: 'BOUNCED', bounce: hard }, soft)).toBe('ignore');
+    expect(bounceVerdict({ status: 'BOUNCED', bounce: hard }, { type: 'hard', status: '5.7.1' })).toBe('ignore');
+  });
+
+  it('the bounce the email already holds goes on to its event (the mailer\'s own, or a redelivery after a crash)', () => {
+    expect(bounceVerdict({ status: 'BOUNCED', bounce: hard }, { ...hard, diagnostic: 'worded otherwise' })).toBe('continue');
+    expect(bounceVerdict({ status: 'BOUNCED', bounce: soft }, soft)).toBe('continue');
+  });
+
+  it('an email never sent takes no bounce', () => {
+    for (const status of ['QUEUED', 'FAILED', 'SKIPPED', 'SUPPRESSED'] as const) expect(bounceVerdict({ status }, hard)).toBe('ignore');
   });
 });

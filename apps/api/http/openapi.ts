@@ -141,7 +141,9 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     responses[String(status)] =
       status === 204
         ? { description: 'No content' }
-        : {
+        : spec.rawResponse
+          ? { description: spec.rawResponse.description, content: { [spec.rawResponse.contentType]: { schema: { type: 'string', format: 'binary' } } } }
+          : {
             description: 'Success',
             content: {
               'application/json': {

@@ -136,6 +136,10 @@ function send(res: express.Response, spec: RouteSpec, result: unknown): void {
     res.status(204).end();
     return;
   }
+  if (spec.rawResponse) {
+    res.status(status).type(spec.rawResponse.contentType).send(r.data as Buffer);
+    return;
+  }
   res.status(status).json({
     success: true,
     data: r.data ?? null,

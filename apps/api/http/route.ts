@@ -99,6 +99,11 @@ export interface RouteSpec<
   /** Schema of the success envelope's `data`, for the OpenAPI document. */
   response?: z.ZodType;
   /**
+   * The success answer is the bytes the handler returns (a Buffer), as `contentType`, not the
+   * JSON envelope (errors keep it): a raw message.
+   */
+  rawResponse?: { contentType: string; description: string };
+  /**
    * A cursor-paged list that kept `data` as the array of its items (clients read it so): the
    * envelope carries `nextCursor` and `hasMore` beside `data`, and the handler replies with `page`.
    */
