@@ -51,3 +51,13 @@ export async function screenshot(page: Page, screen: string): Promise<string> {
   await page.screenshot({ path, fullPage: true, animations: 'disabled' });
   return path;
 }
+
+/**
+ * Form controls on the page that have no accessible name (no <label>, aria-label or
+ * aria-labelledby), described by tag and name: every screen's test expects none (WCAG 1.3.1, 4.1.2).
+ */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map((el) => el.tagName.toLowerCase() + (el.name ? '[name=' + el.name + ']' : ''))`);
+}
