@@ -91,6 +91,9 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
   it('sign-out ends the session; sign-in brings the user back, to create their first project', async () => {
     await owner.getByRole('link', { name: 'Continue to your projects' }).click();
     await at(owner, '/new-project');
+    await owner.getByRole('heading', { name: 'New project' }).waitFor();
+    // The address is verified: the banner asking for it is gone.
+    expect(await owner.getByText('Verify your email address').count()).toBe(0);
     await owner.getByRole('button', { name: 'Sign out' }).click();
     await at(owner, '/signin');
 
