@@ -63,6 +63,16 @@ describe("the dashboard's API client", { timeout: byMode({ embedded: 60_000, dis
     await page.getByRole('heading', { name: 'Members' }).waitFor();
   });
 
+  it("a project the user is not in, and a page the app does not have, say so (the shell stays usable)", async () => {
+    const stranger = await newProject(instance, 'Not yours');
+    await page.goto(`/p/${stranger.projectId}/settings`);
+    await page.getByRole('heading', { name: 'Project not found' }).waitFor();
+    await page.goto(`/p/${owner.projectId}/no-such-screen`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+  });
+
   it('past the request budget, the user is told how long to wait', async () => {
     // The user's budget is RATE calls a minute, counted across their tabs: spend what is left, then use the app.
     const cookie = (await page.context().cookies()).find((c) => c.name === 'mailroom_session')!;
