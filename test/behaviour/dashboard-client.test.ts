@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { errors, launchBrowser, newUserPage } from '../harness/browser.ts';
+import { errors, launchBrowser, newUserPage, signedInPage } from '../harness/browser.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /**
@@ -65,6 +65,10 @@ describe("the dashboard's API client", { timeout: byMode({ embedded: 60_000, dis
 
   it("a project the user is not in, and a page the app does not have, say so (the shell stays usable)", async () => {
     const stranger = await newProject(instance, 'Not yours');
+    // Another browser of the owner's, signed in without the form.
+    const other = await signedInPage(browser, instance.url, owner, `/p/${owner.projectId}/settings`);
+    await other.getByRole('heading', { name: 'Members' }).waitFor();
+    await other.context().close();
     await page.goto(`/p/${stranger.projectId}/settings`);
     await page.getByRole('heading', { name: 'Project not found' }).waitFor();
     await page.goto(`/p/${owner.projectId}/no-such-screen`);

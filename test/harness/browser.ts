@@ -61,3 +61,22 @@ export function unlabelledControls(page: Page): Promise<string[]> {
     .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
     .map((el) => el.tagName.toLowerCase() + (el.name ? '[name=' + el.name + ']' : ''))`);
 }
+
+/**
+ * A page already signed in as `user` (through POST /auth/session, its cookie put in a fresh
+ * context), opened at `path`: the start of a screen's test, without going through the sign-in form.
+ */
+export async function signedInPage(browser: Browser, baseURL: string, user: { email: string; password: string }, path = '/'): Promise<Page> {
+  const res = await fetch(`${baseURL}/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: user.email, password: user.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in of ${user.email} failed: ${res.status} ${await res.text()}`);
+  const pair = res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('mailroom_session='));
+  if (!pair) throw new Error('POST /auth/session set no session cookie');
+  const page = await newUserPage(browser, baseURL);
+  await page.context().addCookies([{ name: 'mailroom_session', value: pair.slice('mailroom_session='.length), url: baseURL, httpOnly: true, sameSite: 'Lax' }]);
+  await page.goto(path);
+  return page;
+}
