@@ -34,7 +34,9 @@ export async function webIsStale(): Promise<boolean> {
 
 export async function buildWeb(): Promise<void> {
   const { build } = await import('vite');
-  const out = join(WEB, `.dist-${process.pid}`);
+  // Unique per build: two builds at once (two vitest projects' setups) never share a directory.
+  const stamp = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const out = join(WEB, `.dist-${stamp}`);
   // Vite takes the mode from NODE_ENV when set (vitest sets `test`): the app is always the production build.
   const nodeEnv = process.env.NODE_ENV;
   process.env.NODE_ENV = 'production';
@@ -44,7 +46,7 @@ export async function buildWeb(): Promise<void> {
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
   }
-  const old = join(WEB, `.dist-old-${process.pid}`);
+  const old = join(WEB, `.dist-old-${stamp}`);
   await rename(DIST, old).catch(() => {});
   await rename(out, DIST);
   await rm(old, { recursive: true, force: true });

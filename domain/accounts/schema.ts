@@ -22,3 +22,6 @@ export const projectPatchSchema = z.strictObject({
   footer: z.boolean().optional(),
 });
 export const newMemberSchema = z.strictObject({ email: emailSchema, role: roleSchema });
+
+/** A user as the API shows one (signup, sign-in, the session). */
+export const publicUserSchema = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });

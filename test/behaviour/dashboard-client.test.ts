@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { errors, launchBrowser, newUserPage } from '../harness/browser.ts';
+import { errors, launchBrowser, newUserPage, signedInPage } from '../harness/browser.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /**
@@ -60,6 +60,20 @@ describe("the dashboard's API client", { timeout: byMode({ embedded: 60_000, dis
     expect(new URL(page.url()).searchParams.get('next')).toBe(`/p/${owner.projectId}/settings`);
     await signIn(page, owner.email, owner.password);
     await at(page, `/p/${owner.projectId}/settings`);
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+  });
+
+  it("a project the user is not in, and a page the app does not have, say so (the shell stays usable)", async () => {
+    const stranger = await newProject(instance, 'Not yours');
+    // Another browser of the owner's, signed in without the form.
+    const other = await signedInPage(browser, instance.url, owner, `/p/${owner.projectId}/settings`);
+    await other.getByRole('heading', { name: 'Members' }).waitFor();
+    await other.context().close();
+    await page.goto(`/p/${stranger.projectId}/settings`);
+    await page.getByRole('heading', { name: 'Project not found' }).waitFor();
+    await page.goto(`/p/${owner.projectId}/no-such-screen`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Members' }).waitFor();
   });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
 import { verifiedDomain } from '../harness/domains.ts';
-import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
+import { errors, launchBrowser, newUserPage, screenshot, unlabelledControls } from '../harness/browser.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /**
@@ -56,6 +56,7 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
     expect(new URL(owner.url()).searchParams.get('next')).toBe('/');
     await expect.poll(() => focused(owner)).toBe('H1 Sign in');
     await screenshot(owner, 'sign-in');
+    expect(await unlabelledControls(owner)).toEqual([]);
 
     await owner.getByRole('link', { name: 'Create one' }).click();
     await owner.getByRole('heading', { name: 'Create your account' }).waitFor();
@@ -66,6 +67,7 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
     await owner.getByText('Too small: expected string to have >=8 characters').waitFor();
     await owner.getByLabel('Password').fill(password);
     await screenshot(owner, 'sign-up');
+    expect(await unlabelledControls(owner)).toEqual([]);
     await owner.getByRole('button', { name: 'Create account' }).click();
 
     await at(owner, '/new-project');
@@ -89,12 +91,22 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
   it('sign-out ends the session; sign-in brings the user back, to create their first project', async () => {
     await owner.getByRole('link', { name: 'Continue to your projects' }).click();
     await at(owner, '/new-project');
+    await owner.getByRole('heading', { name: 'New project' }).waitFor();
+    // The address is verified: the banner asking for it is gone.
+    expect(await owner.getByText('Verify your email address').count()).toBe(0);
     await owner.getByRole('button', { name: 'Sign out' }).click();
     await at(owner, '/signin');
 
     await signInAs(owner, email, 'a wrong password');
     await owner.getByRole('alert').filter({ hasText: 'Invalid email or password' }).waitFor();
-    await signInAs(owner, email, password);
+    // From the keyboard alone: Tab from the heading to each field, Enter submits.
+    await owner.getByRole('heading', { name: 'Sign in' }).focus();
+    await owner.keyboard.press('Tab');
+    await owner.keyboard.press('ControlOrMeta+A');
+    await owner.keyboard.type(email);
+    await owner.keyboard.press('Tab');
+    await owner.keyboard.type(password);
+    await owner.keyboard.press('Enter');
     await at(owner, '/new-project');
     await expect.poll(() => focused(owner)).toBe('H1 New project');
   });
@@ -102,6 +114,7 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
   it('a new project shows its keys once, and they are the keys of that project', async () => {
     await owner.getByLabel('Project name').fill('Browser shop');
     await screenshot(owner, 'new-project');
+    expect(await unlabelledControls(owner)).toEqual([]);
     await owner.getByRole('button', { name: 'Create project' }).click();
     await owner.getByRole('heading', { name: 'Browser shop is ready' }).waitFor();
     shownSecretKey = await owner.getByLabel('Secret key').inputValue();
@@ -135,6 +148,7 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
     expect((await instance.api.get('/contacts', { auth: rotated })).status).toBe(200);
     rotatedSecretKey = rotated;
     await screenshot(owner, 'settings');
+    expect(await unlabelledControls(owner)).toEqual([]);
 
     // Shown once: away and back, the keys are gone from the page.
     await owner.getByRole('link', { name: 'Overview' }).click();
@@ -187,6 +201,7 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
     await expect.poll(() => stat('Delivered').textContent()).toBe(countOf('email.delivery'));
     await owner.getByRole('img', { name: 'Email events per day, last 7 days' }).locator('svg').first().waitFor();
     await screenshot(owner, 'overview');
+    expect(await unlabelledControls(owner)).toEqual([]);
     await owner.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();
     await owner.getByRole('heading', { name: 'Members' }).waitFor();
   });

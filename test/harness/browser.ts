@@ -51,3 +51,32 @@ export async function screenshot(page: Page, screen: string): Promise<string> {
   await page.screenshot({ path, fullPage: true, animations: 'disabled' });
   return path;
 }
+
+/**
+ * Form controls on the page that have no accessible name (no <label>, aria-label or
+ * aria-labelledby), described by tag and name: every screen's test expects none (WCAG 1.3.1, 4.1.2).
+ */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map((el) => el.tagName.toLowerCase() + (el.name ? '[name=' + el.name + ']' : ''))`);
+}
+
+/**
+ * A page already signed in as `user` (through POST /auth/session, its cookie put in a fresh
+ * context), opened at `path`: the start of a screen's test, without going through the sign-in form.
+ */
+export async function signedInPage(browser: Browser, baseURL: string, user: { email: string; password: string }, path = '/'): Promise<Page> {
+  const res = await fetch(`${baseURL}/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: user.email, password: user.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in of ${user.email} failed: ${res.status} ${await res.text()}`);
+  const pair = res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('mailroom_session='));
+  if (!pair) throw new Error('POST /auth/session set no session cookie');
+  const page = await newUserPage(browser, baseURL);
+  await page.context().addCookies([{ name: 'mailroom_session', value: pair.slice('mailroom_session='.length), url: baseURL, httpOnly: true, sameSite: 'Lax' }]);
+  await page.goto(path);
+  return page;
+}

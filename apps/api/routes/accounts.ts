@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { addMember, createProject, getProject, listMembers, listProjects, rotateKeys, updateProject } from '../../../domain/accounts/projects.ts';
 import { login, logout, resendVerification, signup, verifyEmail } from '../../../domain/accounts/users.ts';
-import { credentialsSchema, newMemberSchema, newProjectSchema, projectPatchSchema, roleSchema, signInSchema } from '../../../domain/accounts/schema.ts';
+import { credentialsSchema, publicUserSchema, newMemberSchema, newProjectSchema, projectPatchSchema, roleSchema, signInSchema } from '../../../domain/accounts/schema.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { sessionTokenOf } from '../http/auth.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
 
-const user = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });
+const user = publicUserSchema;
 const project = z.object({
   id: z.string(),
   name: z.string(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { csrfTokenFor } from '../../../domain/accounts/csrf.ts';
-import { signInSchema } from '../../../domain/accounts/schema.ts';
+import { publicUserSchema, signInSchema } from '../../../domain/accounts/schema.ts';
 import { login, logout, publicUser, userForSession } from '../../../domain/accounts/users.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { Platform } from '../../../runtime/platform.ts';
@@ -8,7 +8,7 @@ import { sessionTokenOf } from '../http/auth.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/session-cookie.ts';
 
-const user = z.object({ id: z.string(), email: z.string(), emailVerified: z.boolean() });
+const user = publicUserSchema;
 const session = z.object({
   user,
   csrfToken: z.string().describe('Send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE made with the session cookie'),

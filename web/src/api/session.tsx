@@ -1,12 +1,11 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useMemo, type ReactNode } from 'react';
+import type { z } from 'zod';
+import type { publicUserSchema } from '../../../domain/accounts/schema.ts';
 import { api, ApiError, setCsrfToken } from './client.ts';
 
-export interface User {
-  id: string;
-  email: string;
-  emailVerified: boolean;
-}
+/** A user as the API shows one (the API's own schema). */
+export type User = z.infer<typeof publicUserSchema>;
 
 interface SessionData {
   user: User;

@@ -15,17 +15,19 @@ export default function Verify() {
   const [token] = useState(() => new URLSearchParams(window.location.search).get('token') ?? '');
   const verify = useQuery({
     queryKey: ['verify', token],
-    queryFn: () => api<{ verified: true; user: User }>('/auth/verify', { query: { token }, quietUnauthorized: true }),
+    queryFn: async () => {
+      const verified = await api<{ verified: true; user: User }>('/auth/verify', { query: { token }, quietUnauthorized: true });
+      // The session learns of it before the page says so: no "verify your address" banner after this.
+      await refresh();
+      return verified;
+    },
     enabled: token !== '',
     staleTime: Infinity,
     retry: false,
   });
   useEffect(() => {
-    if (verify.isSuccess) {
-      window.history.replaceState(null, '', paths.verify);
-      void refresh();
-    }
-  }, [verify.isSuccess, refresh]);
+    if (verify.isSuccess) window.history.replaceState(null, '', paths.verify);
+  }, [verify.isSuccess]);
 
   if (!token) {
     return (
