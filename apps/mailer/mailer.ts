@@ -85,7 +85,8 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
     await finish(p, email, 'DELIVERED', { deliveredAt: nowIso(), reason: 'Handed over before a mailer restart' });
-    await publishResult(p, email, 'email.delivery');
+    // Its email.sent may be recorded already or not: carried again, recorded once (by its id).
+    await publishResult(p, email, 'email.delivery', { sentAt: nowIso() });
     return;
   }
 
@@ -113,10 +114,11 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
     returnPath,
   });
 
-  if (email.attempts === 1) {
-    await publishResult(p, email, 'email.sent');
-    p.metrics?.emailOutcome('sent');
-  }
+  // email.sent goes with the SMTP answer (one result, one contact turn), or alone on the first
+  // attempt when there is none to wait for (a retry ahead).
+  const sentAt = nowIso();
+  if (email.attempts === 1) p.metrics?.emailOutcome('sent');
+  const sentAlone = () => (email.attempts === 1 ? publishResult(p, email, 'email.sent') : Promise.resolve());
   const commit = () => commits.commit(emailId);
   let result: SendResult;
   try {
@@ -130,7 +132,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
       const status = enhancedStatusIn(response);
       const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };
       await finish(p, email, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
-      await publishResult(p, email, 'email.bounce', response, bounce);
+      await publishResult(p, email, 'email.bounce', { detail: response, bounce, sentAt });
       return;
     }
     if (next?.kind === 'retry') {
@@ -140,6 +142,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
       const response = (failure as { response: string }).response;
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
       await emails(p).updateOne({ _id: emailId }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
+      await sentAlone();
       throw err; // redelivered; the claim above lets it through from retryAt on
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
@@ -147,10 +150,11 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
     p.metrics?.emailOutcome('deferred');
     p.log.warn({ emailId, attempt: email.attempts, err: (err as Error).message }, 'email deferred: SMTP did not take it; retrying');
     await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
+    await sentAlone();
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
   await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response, response: result.response });
-  await publishResult(p, email, 'email.delivery');
+  await publishResult(p, email, 'email.delivery', { sentAt });
 }
 
 /** A message for an email whose next try after a soft bounce is still ahead goes back to the queue. */
@@ -194,7 +198,12 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
   }
 }
 
-async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], detail?: string, bounce?: BounceDetail): Promise<void> {
+async function publishResult(
+  p: Platform,
+  email: EmailDoc,
+  event: EmailResult['event'],
+  { detail, bounce, sentAt }: { detail?: string; bounce?: BounceDetail; sentAt?: string } = {},
+): Promise<void> {
   if (!email.projectId || !email.contactId) return; // the platform's own mail has no contact
   await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, {
     emailId: email._id,
@@ -203,6 +212,7 @@ async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['e
     event,
     ...(detail ? { detail } : {}),
     ...(bounce ? { bounce } : {}),
+    ...(sentAt ? { sentAt } : {}),
     at: nowIso(),
   });
 }
