@@ -190,8 +190,8 @@ async function perform(
     await recordDataTypes(p.store, before.projectId, decision.state.data);
   }
 
-  for (const event of recorded) {
-    const message: EventMessage = {
+  const messages = recorded.map(
+    (event): EventMessage => ({
       projectId: event.projectId,
       contactId: event.contactId,
       eventId: event._id,
@@ -200,9 +200,9 @@ async function perform(
       data: event.system ? event.data : { ...event.data, ...transient },
       system: event.system,
       createdAt: event.createdAt,
-    };
-    await p.pubsub.publish(EVENTS_TOPIC, message);
-  }
+    }),
+  );
+  await p.pubsub.publishMany(EVENTS_TOPIC, messages);
   return recorded.map((e) => e._id);
 }
 
