@@ -321,7 +321,7 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
       campaignStats.delivered === options.recipients;
     const sampleChecks = (await checkSample(stats.sample, domain, dns, platform.url)).map((check) =>
       // Left to the relay: the platform's email must carry no signature at all.
-      options.relaySigns && check.includes('DKIM of the first email') ? `${/no signature/.test(check) ? 'OK' : 'FAILED'}: no DKIM signature (left to the relay)` : check,
+      options.relaySigns && check.includes('DKIM of the first email') ? `${/: (none|no signature) \(/.test(check) ? 'OK' : 'FAILED'}: no DKIM signature (left to the relay)` : check,
     );
     const parsed = stats.sample ? await PostalMime.parse(Buffer.from(stats.sample, 'base64')) : undefined;
     const unsubscribe = parsed?.headers.find((h) => h.key === 'list-unsubscribe')?.value ?? '';
