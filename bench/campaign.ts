@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
- *        [--modes embedded,distributed]
+ *        [--modes embedded,distributed] [--dkim-signing platform|relay]
  *        [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:campaign -- [same options]
  *
@@ -26,6 +26,10 @@
  * 3. Checks: the sink got each recipient exactly once, all signed; the campaign is SENT with
  *    `recipientCount` N and `delivered` N; the first email verifies (DKIM against the published
  *    key, CSS inlined, pixel, links rewritten, data rendered, List-Unsubscribe).
+ *
+ * `--dkim-signing relay`: the sending domain leaves DKIM to the relay (PATCH /domains/:id), so the
+ * platform signs nothing, and the yardstick is nodemailer without DKIM (`nodelay`); every email
+ * must then arrive unsigned.
  *
  * `--modes`: the platform's modes (default embedded), each step 2 once. `distributed` runs
  * `npm run start:distributed` (the whole stack) on a MongoDB-wire server the benchmark starts
@@ -64,6 +68,7 @@ const { values: args } = parseArgs({
     'no-yardstick': { type: 'boolean', default: false },
     'compare-ref': { type: 'string' },
     modes: { type: 'string', default: 'embedded' },
+    'dkim-signing': { type: 'string', default: 'platform' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -72,6 +77,7 @@ const { values: args } = parseArgs({
   strict: true,
 });
 if (args.help) printUsage(import.meta.url);
+if (!['platform', 'relay'].includes(args['dkim-signing']!)) throw new Error('--dkim-signing is platform or relay');
 const options = {
   modes: modesOption(args.modes!),
   recipients: wholeOption('recipients', args.recipients, 1),
@@ -82,6 +88,7 @@ const options = {
   yardstick: !args['no-yardstick'],
   compareRef: args['compare-ref'],
   cpuProf: args['cpu-prof']!,
+  relaySigns: args['dkim-signing'] === 'relay',
   record: !args['no-record'] && !args['cpu-prof'],
 };
 
@@ -104,7 +111,7 @@ interface Phase {
 async function runYardstick(sink: Sink, profileRoot: string | undefined): Promise<Phase> {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const config: YardstickConfig = {
-    variant: 'dkim-nodelay',
+    variant: options.relaySigns ? 'nodelay' : 'dkim-nodelay',
     smtpUrl: sink.url,
     key: 'yd',
     warmupKey: 'ydw',
@@ -118,7 +125,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
     publicUrl: 'http://127.0.0.1:3000',
   };
   const loadBefore = loadAverage();
-  console.error(`[yardstick] nodemailer pool ×5 + DKIM + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
+  console.error(`[yardstick] nodemailer pool ×5${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
   const profileDir = profileRoot && join(profileRoot, 'yardstick');
   const proc = startChild('yardstick', 'bench/send-yardstick.ts', { ...process.env, BENCH_YARDSTICK: JSON.stringify(config) }, profileDir);
   const sinkBefore = processCpuSeconds(sink.proc.pid);
@@ -144,9 +151,10 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
   const share = Math.min(1, seconds / ((monotonicUs() - startedUs) / 1e6));
   const sinkCpu = (processCpuSeconds(sink.proc.pid) - sinkBefore) * share;
   const busy = (machineBusySeconds() - busyBefore) * share;
-  const ok = stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === stats.count;
+  const ok =
+    stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === (options.relaySigns ? 0 : stats.count);
   return {
-    name: 'raw nodemailer: pool ×5, TCP_NODELAY, built-in DKIM (yardstick)',
+    name: `raw nodemailer: pool ×5, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick)`,
     emails: options.yardstickEmails,
     seconds,
     cpu: { sender: result.cpuSeconds, sink: sinkCpu, self: 0, others: Math.max(0, busy - result.cpuSeconds - sinkCpu), wall: seconds },
@@ -234,7 +242,7 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
     ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
   };
   const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root, mongo?.url);
-  const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner);
+  const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner, options.relaySigns ? 'relay' : 'platform');
   await stopChild(first.proc.child);
   console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${label})`);
   await insertContacts(tree, first.dataDir, projectId, keys, mongo?.url);
@@ -308,10 +316,13 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
       stats.distinct === options.recipients &&
       stats.duplicates === 0 &&
       strangers === 0 &&
-      stats.signed === stats.count &&
+      stats.signed === (options.relaySigns ? 0 : stats.count) &&
       done.recipientCount === options.recipients &&
       campaignStats.delivered === options.recipients;
-    const sampleChecks = await checkSample(stats.sample, domain, dns, platform.url);
+    const sampleChecks = (await checkSample(stats.sample, domain, dns, platform.url)).map((check) =>
+      // Left to the relay: the platform's email must carry no signature at all.
+      options.relaySigns && check.includes('DKIM of the first email') ? `${/: (none|no signature) \(/.test(check) ? 'OK' : 'FAILED'}: no DKIM signature (left to the relay)` : check,
+    );
     const parsed = stats.sample ? await PostalMime.parse(Buffer.from(stats.sample, 'base64')) : undefined;
     const unsubscribe = parsed?.headers.find((h) => h.key === 'list-unsubscribe')?.value ?? '';
     sampleChecks.push(`${unsubscribe.includes(`${platform.url}/`) ? 'OK' : 'FAILED'}: List-Unsubscribe header (marketing mail)`);
@@ -430,7 +441,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
         ...trees
           .slice(1)
           .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, after this tree's`),

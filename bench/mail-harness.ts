@@ -215,7 +215,13 @@ export async function startPlatform(
  * domain verified through the DNS server, all over the public API. Returns the secret key and
  * the sending domain.
  */
-export async function setUp(platform: Platform, sink: Sink, dnsServer: DnsServer, ownerKey = 'owner'): Promise<{ secretKey: string; domain: string; projectId: string }> {
+export async function setUp(
+  platform: Platform,
+  sink: Sink,
+  dnsServer: DnsServer,
+  ownerKey = 'owner',
+  dkimSigning: 'platform' | 'relay' = 'platform',
+): Promise<{ secretKey: string; domain: string; projectId: string }> {
   const { api } = platform;
   const email = recipientOf(ownerKey, 1);
   const password = 'bench password 1234';
@@ -239,6 +245,10 @@ export async function setUp(platform: Platform, sink: Sink, dnsServer: DnsServer
   publishRecords(dnsServer, added.body.data.records as DomainRecord[]);
   const verify = await api.get(`/domains/${added.body.data.id}/verify`, as);
   if (verify.status !== 200 || verify.body.data.verified !== true) throw new Error(`verifying ${domain} failed: ${JSON.stringify(verify.body)}`);
+  if (dkimSigning === 'relay') {
+    const patched = await api.patch(`/domains/${added.body.data.id}`, { dkimSigning }, as);
+    if (patched.status !== 200) throw new Error(`leaving DKIM to the relay failed (${patched.status}): ${JSON.stringify(patched.body)}`);
+  }
   return { secretKey: project.body.data.secretKey as string, domain, projectId: project.body.data.id as string };
 }
 

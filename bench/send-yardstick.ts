@@ -24,15 +24,16 @@
  *   BENCH_YARDSTICK='{"variant":"plain","smtpUrl":"smtp://127.0.0.1:2525",...}' \
  *     node --import tsx --import ./bench/orphan-guard.ts bench/send-yardstick.ts   (IPC channel)
  */
-import { createPrivateKey, randomBytes } from 'node:crypto';
+import { createPrivateKey, createSecretKey, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import { pino } from 'pino';
 import { compose, type Composed } from '../apps/mailer/compose.ts';
 import { buildMessage } from '../apps/mailer/message.ts';
+import { compileMessage, renderEmail } from '../apps/mailer/render.ts';
 import { createTransport } from '../apps/mailer/transport.ts';
-import type { DomainDoc } from '../domain/domains/collection.ts';
+import { dkimSigningOf, type DomainDoc } from '../domain/domains/collection.ts';
 import { emailLinks } from '../domain/mail/links.ts';
 import type { EmailDoc } from '../domain/mail/outbound.ts';
 import type { Config } from '../runtime/config.ts';
@@ -46,7 +47,7 @@ const result = await run(config);
 process.send!(result, () => process.exit(result.errors ? 1 : 0));
 
 async function run(c: YardstickConfig): Promise<YardstickResult> {
-  const linkKey = randomBytes(32);
+  const linkKey = createSecretKey(randomBytes(32));
   const runId = randomBytes(4).toString('hex'); // unique Message-IDs across runs
   const domain: DomainDoc = {
     _id: 'bench-domain',
@@ -87,9 +88,12 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
     const noCommit = async () => {};
     send = (key, n) => {
       const email = emailOf(key, n);
-      if (c.variant === 'transport') return transport.send(buildMessage(email, precomposed, domain, undefined, []), noCommit);
-      const links = linksOf(email);
-      return transport.send(buildMessage(email, compose(email, inline(email), links), domain, links, []), noCommit);
+      const signing = dkimSigningOf(domain);
+      if (c.variant === 'transport') {
+        return compileMessage(buildMessage(email, precomposed, signing, undefined, [])).then((m) => transport.send({ ...m, subject: SUBJECT }, noCommit));
+      }
+      const task = { email, content: inline(email), links: { publicUrl: c.publicUrl, key: linkKey }, project: null, signing, attachments: [] };
+      return renderEmail(task).then((m) => transport.send(m, noCommit));
     };
     close = () => transport.close();
   } else {

@@ -29,6 +29,11 @@ export interface PubSub {
    * (runtime/request-context.ts) travels with the message and is current in its handler.
    */
   publish<T>(topic: string, data: T): Promise<void>;
+  /**
+   * `publish` of each message, in order, resolving once all are durably accepted: one write for
+   * all where the adapter can (embedded), so a campaign's batch is one insert, not one per email.
+   */
+  publishMany<T>(topic: string, messages: T[]): Promise<void>;
   /** Declare every subscription before `start()`; at most one per topic in a process. */
   subscribe<T>(topic: string, handler: MessageHandler<T>, options?: SubscribeOptions): void;
   start(): Promise<void>;

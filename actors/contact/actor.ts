@@ -11,7 +11,7 @@ import { segments, type SegmentDoc } from '../../domain/segments/collection.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { decide, type ContactCommand, type ContactState, type Decision } from './behaviour.ts';
+import { decide, type ContactCommand, type ContactState, type Decision, type SystemEvent } from './behaviour.ts';
 
 export const CONTACT_ACTOR = 'ContactActor';
 
@@ -38,7 +38,12 @@ export interface KnownContact {
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}, known?: KnownContact): Promise<ContactResult> => {
     // A system event with a given id that is recorded already: this is a redelivery, do nothing;
-    // the same for a tracked event marked `once` (the retry of a call a crash cut off).
+    // the same for a tracked event marked `once` (the retry of a call a crash cut off). Of several
+    // system events, the ones recorded already are left out.
+    if (command.kind === 'recordSystemEvents') {
+      command = { ...command, events: await unrecorded(p, command.events) };
+      if (command.events.length === 0) return { contact: toContact({ _id: ctx.id, ...(await load(p, ctx.id)).state }), eventIds: [] };
+    }
     const givenId = command.kind === 'recordSystemEvent' ? command.eventId : command.kind === 'track' && command.event?.once ? command.event.id : undefined;
     if (givenId && (await eventsOf(p.store).findOne({ _id: givenId }, { projection: { _id: 1 } }))) {
       return { contact: toContact({ _id: ctx.id, ...(await load(p, ctx.id)).state }), eventIds: [] };
@@ -58,7 +63,8 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
     const { decision } = basis;
     // Segment membership (trackMembership): the changed contact against its project's tracked
     // DYNAMIC segments, in this turn. A membership event itself does not evaluate again.
-    if (decision.state && decision.effects.length > 0 && !(command.kind === 'recordSystemEvent' && isMembershipEventName(command.name))) {
+    const membershipEvent = command.kind === 'recordSystemEvent' && isMembershipEventName(command.name);
+    if (decision.state && decision.effects.length > 0 && !membershipEvent) {
       const tracked = (await trackedSegments(p.store, state.projectId).catch(() => [])).filter((s) => s.type === 'DYNAMIC');
       await syncMembership(p, ctx, now, tracked);
     }
@@ -73,6 +79,7 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       track: (ctx, { transient, known, ...input }) => turn(ctx, { kind: 'track', ...input }, transient, known),
       setSubscribed: (ctx, { known, ...input }) => turn(ctx, { kind: 'setSubscribed', ...input }, {}, known),
       recordSystemEvent: (ctx, input) => turn(ctx, { kind: 'recordSystemEvent', ...input }),
+      recordSystemEvents: (ctx, input: { events: SystemEvent[] }) => turn(ctx, { kind: 'recordSystemEvents', events: input.events }),
       delete: (ctx) => turn(ctx, { kind: 'delete' }),
       /** The sweep and static member changes: re-evaluate these tracked segments for this contact. */
       syncSegments: async (ctx, { segmentIds }: { segmentIds: string[] }) => {
@@ -82,6 +89,14 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       },
     },
   };
+}
+
+/** The events of a list not recorded yet (by their given ids; one without an id always is). */
+async function unrecorded(p: Platform, events: SystemEvent[]): Promise<SystemEvent[]> {
+  const ids = events.flatMap((e) => (e.eventId ? [e.eventId] : []));
+  if (ids.length === 0) return events;
+  const found = new Set((await eventsOf(p.store).find({ _id: { $in: ids } }, { projection: { _id: 1 } })).map((e) => e._id));
+  return events.filter((e) => !e.eventId || !found.has(e.eventId));
 }
 
 /**
@@ -140,6 +155,7 @@ async function perform(
     }
     if (effect.kind === 'recordEvent') {
       const { event } = effect;
+      const when = event.at ?? at;
       recorded.push({
         _id: event.id ?? newId(),
         projectId: before.projectId,
@@ -147,12 +163,16 @@ async function perform(
         name: event.name,
         data: event.data,
         system: event.system,
-        createdAt: at,
+        createdAt: when,
       });
       const key = `eventStats.${eventKey(event.name)}`;
-      (update.$inc ??= {})[`${key}.count`] = 1;
-      (update.$min ??= {})[`${key}.first`] = at;
-      (update.$max ??= {})[`${key}.last`] = at;
+      const inc = (update.$inc ??= {});
+      inc[`${key}.count`] = ((inc[`${key}.count`] as number | undefined) ?? 0) + 1;
+      const min = (update.$min ??= {});
+      const max = (update.$max ??= {});
+      // Two of one name in a turn: the earlier is `first`, the later `last`.
+      if (!min[`${key}.first`] || when < (min[`${key}.first`] as string)) min[`${key}.first`] = when;
+      if (!max[`${key}.last`] || when > (max[`${key}.last`] as string)) max[`${key}.last`] = when;
     }
   }
   if (!decision.state) return [];
@@ -170,8 +190,8 @@ async function perform(
     await recordDataTypes(p.store, before.projectId, decision.state.data);
   }
 
-  for (const event of recorded) {
-    const message: EventMessage = {
+  const messages = recorded.map(
+    (event): EventMessage => ({
       projectId: event.projectId,
       contactId: event.contactId,
       eventId: event._id,
@@ -180,9 +200,9 @@ async function perform(
       data: event.system ? event.data : { ...event.data, ...transient },
       system: event.system,
       createdAt: event.createdAt,
-    };
-    await p.pubsub.publish(EVENTS_TOPIC, message);
-  }
+    }),
+  );
+  await p.pubsub.publishMany(EVENTS_TOPIC, messages);
   return recorded.map((e) => e._id);
 }
 

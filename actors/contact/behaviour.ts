@@ -18,6 +18,16 @@ export interface RecordedEvent {
   name: string;
   data: Record<string, SimpleValue>;
   system: boolean;
+  /** When it happened, if before the turn (an email handed to SMTP before its answer came). */
+  at?: string;
+}
+
+/** A service-generated event; `eventId` makes a repeat a no-op (see the shell). */
+export interface SystemEvent {
+  name: string;
+  data?: Record<string, SimpleValue>;
+  eventId?: string;
+  at?: string;
 }
 
 export type ContactCommand =
@@ -33,7 +43,9 @@ export type ContactCommand =
   /** Unsubscribe link, bounce, complaint, bulk jobs. */
   | { kind: 'setSubscribed'; subscribed: boolean }
   /** Service-generated activity such as `email.open`; `eventId` makes a repeat a no-op (see the shell). */
-  | { kind: 'recordSystemEvent'; name: string; data?: Record<string, SimpleValue>; eventId?: string }
+  | ({ kind: 'recordSystemEvent' } & Omit<SystemEvent, 'at'>)
+  /** Several at once, in order, in one turn and one write (`email.sent` with the SMTP answer). */
+  | { kind: 'recordSystemEvents'; events: SystemEvent[] }
   | { kind: 'delete' };
 
 export type ContactEffect =
@@ -75,8 +87,10 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
   const events: RecordedEvent[] = [];
   let next = state;
 
-  if (command.kind === 'recordSystemEvent') {
-    events.push({ ...(command.eventId ? { id: command.eventId } : {}), name: command.name, data: command.data ?? {}, system: true });
+  if (command.kind === 'recordSystemEvent' || command.kind === 'recordSystemEvents') {
+    for (const e of command.kind === 'recordSystemEvents' ? command.events : [command]) {
+      events.push({ ...(e.eventId ? { id: e.eventId } : {}), name: e.name, data: e.data ?? {}, system: true, ...('at' in e && e.at ? { at: e.at } : {}) });
+    }
   } else {
     const email = command.kind === 'patch' && command.email !== undefined ? command.email : state.email;
     const subscribed = command.subscribed ?? state.subscribed;

@@ -50,6 +50,11 @@ export class DaprPubSub implements PubSub {
     this.#handlers.set(topic, { handler: handler as MessageHandler<any>, options });
   }
 
+  /** One publish after another: Dapr's bulk publish is still alpha. */
+  async publishMany<T>(topic: string, messages: T[]): Promise<void> {
+    for (const data of messages) await this.publish(topic, data);
+  }
+
   async start(): Promise<void> {
     if (!this.#server) return;
     for (const [topic, { handler, options }] of this.#handlers) {

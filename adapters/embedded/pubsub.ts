@@ -90,28 +90,37 @@ export class EmbeddedPubSub implements PubSub {
     this.#lanes.set(topic, list);
   }
 
-  async publish<T>(topic: string, data: T): Promise<void> {
+  publish<T>(topic: string, data: T): Promise<void> {
+    return this.publishMany(topic, [data]);
+  }
+
+  async publishMany<T>(topic: string, messages: T[]): Promise<void> {
     const handlers = this.#lanes.get(topic);
-    if (!handlers || handlers.length === 0) return;
-    // Time-ordered: records are appended to the table's id index, where they are soon deleted too.
-    const messageId = newId();
+    if (!handlers || handlers.length === 0 || messages.length === 0) return;
     const now = new Date();
     const iso = now.toISOString();
     const requestId = currentRequestId();
-    const records: PubSubRecord[] = handlers.map((_, subscriber) => ({
-      _id: `${messageId}:${subscriber}`,
-      messageId,
-      topic,
-      subscriber,
-      data,
-      attempt: 1,
-      nextAt: iso,
-      publishedAt: iso,
-      ...(requestId ? { requestId } : {}),
-    }));
+    const records: PubSubRecord[] = [];
+    for (const data of messages) {
+      // Time-ordered: records are appended to the table's id index, where they are soon deleted too.
+      const messageId = newId();
+      handlers.forEach((_, subscriber) =>
+        records.push({
+          _id: `${messageId}:${subscriber}`,
+          messageId,
+          topic,
+          subscriber,
+          data,
+          attempt: 1,
+          nextAt: iso,
+          publishedAt: iso,
+          ...(requestId ? { requestId } : {}),
+        }),
+      );
+    }
     await this.#collection().insertMany(records);
     // Queued even before start(): the queue only runs once started, and start() skips ids it has.
-    records.forEach((rec, i) => handlers[i].queue.set(rec._id, now.getTime()));
+    for (const rec of records) handlers[rec.subscriber].queue.set(rec._id, now.getTime());
   }
 
   async start(): Promise<void> {

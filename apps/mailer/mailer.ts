@@ -1,17 +1,17 @@
 import CircuitBreaker from 'opossum';
 import { footerSettings } from '../../domain/accounts/projects.ts';
-import { domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
+import { dkimSigningOf, domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
 import { returnPath as emailReturnPath, returnPathDomain } from '../../domain/inbound/return-path.ts';
 import { refusals } from '../../domain/mail/gate.ts';
-import { emailLinks, linkKey } from '../../domain/mail/links.ts';
+import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
 import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommitLog } from './commit-log.ts';
-import { compose } from './compose.ts';
-import { buildMessage } from './message.ts';
+import type { Rendered } from './render.ts';
+import { renderPool, type Renderer } from './render-pool.ts';
 import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
 import { createTransport, type SendResult } from './transport.ts';
 
@@ -24,7 +24,8 @@ import { createTransport, type SendResult } from './transport.ts';
 export function startMailer(p: Platform): { close(): void } {
   const transport = createTransport(p.config, p.log);
   const commits = new CommitLog(p.config.dataDir);
-  const breaker = new CircuitBreaker((message: Parameters<typeof transport.send>[0], commit: () => void) => transport.send(message, commit), {
+  const renderer = renderPool();
+  const breaker = new CircuitBreaker((message: Rendered, commit: () => void) => transport.send(message, commit), {
     timeout: 60_000,
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
@@ -36,37 +37,38 @@ export function startMailer(p: Platform): { close(): void } {
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
   p.metrics?.watchCircuit(breaker);
 
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, commits, message, (m, commit) => breaker.fire(m, commit)), {
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, commits, renderer, message, (m, commit) => breaker.fire(m, commit)), {
     retryForever: true,
   });
   return {
     close() {
       breaker.shutdown();
       transport.close();
+      void renderer.close();
       commits.close();
     },
   };
 }
 
-type SendMail = (message: ReturnType<typeof buildMessage>, commit: () => void) => Promise<SendResult>;
+type SendMail = (message: Rendered, commit: () => void) => Promise<SendResult>;
 
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();
 
-async function deliver(p: Platform, commits: CommitLog, message: OutboundMessage, sendMail: SendMail): Promise<void> {
+async function deliver(p: Platform, commits: CommitLog, renderer: Renderer, message: OutboundMessage, sendMail: SendMail): Promise<void> {
   const { emailId } = message;
   // The claim below also takes a SENDING email (one a crashed mailer left), so two messages for
   // one email must not run at once here; the other one comes back later and finds it done.
   if (delivering.has(emailId)) throw new Error(`email ${emailId} is being delivered already`);
   delivering.add(emailId);
   try {
-    await deliverOnce(p, commits, message, sendMail);
+    await deliverOnce(p, commits, renderer, message, sendMail);
   } finally {
     delivering.delete(emailId);
   }
 }
 
-async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId }: OutboundMessage, sendMail: SendMail): Promise<void> {
+async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, { emailId, projectId }: OutboundMessage, sendMail: SendMail): Promise<void> {
   // The send slot comes before the claim, so an email waiting for one is still QUEUED: a
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
@@ -83,7 +85,8 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
     await finish(p, email, 'DELIVERED', { deliveredAt: nowIso(), reason: 'Handed over before a mailer restart' });
-    await publishResult(p, email, 'email.delivery');
+    // Its email.sent may be recorded already or not: carried again, recorded once (by its id).
+    await publishResult(p, email, 'email.delivery', { sentAt: nowIso() });
     return;
   }
 
@@ -95,17 +98,27 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
   if (projectId === undefined) await takeSendSlot(p, email.projectId);
 
   const key = await linkKey(p);
-  const links = email.kind === 'system' || !email.contactId ? undefined : emailLinks(p.config.publicUrl, key, email._id, email.contactId);
+  const tracked = email.kind !== 'system' && !!email.contactId;
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
   // Whether the email gets a footer is footer.ts's to say; the settings are a cached read.
-  const project = links && email.projectId ? await footerSettings(p, email.projectId) : null;
+  const project = tracked && email.projectId ? await footerSettings(p, email.projectId) : null;
   const returnPath = emailReturnPath(key, email._id, returnPathDomain(check.domain, p.config.inboundHost));
-  const message = buildMessage(email, compose(email, await contentOf(p, email), links, project), check.domain, links, attachments, returnPath);
+  // Rendered and signed on a worker thread; what the store said is all it gets.
+  const message = await renderer.render({
+    email,
+    content: await contentOf(p, email),
+    ...(tracked ? { links: { publicUrl: p.config.publicUrl, key } } : {}),
+    project,
+    signing: dkimSigningOf(check.domain),
+    attachments,
+    returnPath,
+  });
 
-  if (email.attempts === 1) {
-    await publishResult(p, email, 'email.sent');
-    p.metrics?.emailOutcome('sent');
-  }
+  // email.sent goes with the SMTP answer (one result, one contact turn), or alone on the first
+  // attempt when there is none to wait for (a retry ahead).
+  const sentAt = nowIso();
+  if (email.attempts === 1) p.metrics?.emailOutcome('sent');
+  const sentAlone = () => (email.attempts === 1 ? publishResult(p, email, 'email.sent') : Promise.resolve());
   const commit = () => commits.commit(emailId);
   let result: SendResult;
   try {
@@ -119,7 +132,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
       const status = enhancedStatusIn(response);
       const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };
       await finish(p, email, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
-      await publishResult(p, email, 'email.bounce', response, bounce);
+      await publishResult(p, email, 'email.bounce', { detail: response, bounce, sentAt });
       return;
     }
     if (next?.kind === 'retry') {
@@ -129,6 +142,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
       const response = (failure as { response: string }).response;
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
       await emails(p).updateOne({ _id: emailId, status: 'SENDING' }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
+      await sentAlone();
       throw err; // redelivered; the claim above lets it through from retryAt on
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
@@ -136,10 +150,11 @@ async function deliverOnce(p: Platform, commits: CommitLog, { emailId, projectId
     p.metrics?.emailOutcome('deferred');
     p.log.warn({ emailId, attempt: email.attempts, err: (err as Error).message }, 'email deferred: SMTP did not take it; retrying');
     await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
+    await sentAlone();
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
   await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response, response: result.response });
-  await publishResult(p, email, 'email.delivery');
+  await publishResult(p, email, 'email.delivery', { sentAt });
 }
 
 /** A message for an email whose next try after a soft bounce is still ahead goes back to the queue. */
@@ -185,7 +200,12 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
   }
 }
 
-async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], detail?: string, bounce?: BounceDetail): Promise<void> {
+async function publishResult(
+  p: Platform,
+  email: EmailDoc,
+  event: EmailResult['event'],
+  { detail, bounce, sentAt }: { detail?: string; bounce?: BounceDetail; sentAt?: string } = {},
+): Promise<void> {
   if (!email.projectId || !email.contactId) return; // the platform's own mail has no contact
   await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, {
     emailId: email._id,
@@ -194,6 +214,7 @@ async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['e
     event,
     ...(detail ? { detail } : {}),
     ...(bounce ? { bounce } : {}),
+    ...(sentAt ? { sentAt } : {}),
     at: nowIso(),
   });
 }

@@ -1,32 +1,40 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type Mail from 'nodemailer/lib/mailer';
-import type { DomainDoc } from '../../domain/domains/collection.ts';
-import { domainOf } from '../../domain/domains/collection.ts';
+import { domainOf, type DkimSigning } from '../../domain/domains/collection.ts';
 import type { Attachment, EmailDoc } from '../../domain/mail/outbound.ts';
 import { emailIdHeaders } from '../../domain/mail/relays/events.ts';
 import type { Composed, Links } from './compose.ts';
 
-/** Parsing a PEM costs about as much as signing with it: keep each domain's key parsed. */
-const keys = new Map<string, { pem: string; key: KeyObject }>();
+export type { DkimSigning };
 
-function dkimKey(domain: DomainDoc): KeyObject {
-  const cached = keys.get(domain._id);
-  if (cached && cached.pem === domain.dkim.privateKeyPem) return cached.key;
-  const key = createPrivateKey(domain.dkim.privateKeyPem);
-  keys.set(domain._id, { pem: domain.dkim.privateKeyPem, key });
+/**
+ * Parsing a PEM costs about as much as signing with it: keep each key parsed (in each render
+ * thread), by its PEM, the few most recently used.
+ */
+const keys = new Map<string, KeyObject>();
+const MAX_KEYS = 256;
+
+function dkimKey(pem: string): KeyObject {
+  let key = keys.get(pem);
+  if (!key) {
+    key = createPrivateKey(pem);
+    if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value!);
+  }
+  keys.delete(pem); // re-inserted last: the least recently used goes first
+  keys.set(pem, key);
   return key;
 }
 
 /**
  * The message as handed to SMTP: addresses, the composed content, the caller's headers, the
  * unsubscribe headers of RFC 8058 on marketing mail, a Message-ID on the sender's domain, the
- * attachments, a DKIM signature with the domain's key, and the email's own envelope sender
+ * attachments, a DKIM signature with the domain's key (`signing`, unless the relay signs), and the email's own envelope sender
  * (`returnPath`, see domain/inbound/return-path.ts) when given, where its bounces come back.
  */
 export function buildMessage(
   email: EmailDoc,
   content: Composed,
-  domain: DomainDoc | null,
+  signing: DkimSigning | null,
   links: Links | undefined,
   attachments: Attachment[],
   returnPath?: string,
@@ -48,9 +56,9 @@ export function buildMessage(
     ...(returnPath ? { envelope: { from: returnPath, to: email.to } } : {}),
     headers,
     attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content, 'base64') })),
-    ...(domain
-      ? // Signed by the transport (dkim.ts) with the parsed key; nodemailer's own signer also takes a KeyObject.
-        { dkim: { domainName: domain.domain, keySelector: domain.dkim.selector, privateKey: dkimKey(domain) as unknown as string } }
+    ...(signing
+      ? // Signed by render.ts (dkim.ts) with the parsed key; nodemailer's own signer also takes a KeyObject.
+        { dkim: { domainName: signing.domainName, keySelector: signing.keySelector, privateKey: dkimKey(signing.privateKeyPem) as unknown as string } }
       : {}),
   };
 }

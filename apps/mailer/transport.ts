@@ -3,11 +3,9 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import nodemailer from 'nodemailer';
-import type Mail from 'nodemailer/lib/mailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../runtime/config.ts';
-import { dkimSign, type DkimOptions } from './dkim.ts';
-import { buildMime } from './mime.ts';
+import type { Rendered } from './render.ts';
 
 export interface SendResult {
   messageId: string;
@@ -22,25 +20,8 @@ export interface Transport {
    * complete one (the kernel still sends what was written), which the server keeps. So the
    * commit record says which way it went, and a restarted mailer neither loses nor repeats it.
    */
-  send(message: Mail.Options, commit: () => void): Promise<SendResult>;
+  send(message: Rendered, commit: () => void): Promise<SendResult>;
   close(): void;
-}
-
-/** nodemailer's composer, for what buildMime leaves to it (attachments, non-ASCII addresses, …). */
-const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-
-/**
- * The message as bytes, as they go on the wire (CRLF): built by buildMime, or by nodemailer's
- * composer for anything else, then DKIM-signed with the domain's key when it has one.
- */
-async function compile(message: Mail.Options): Promise<{ raw: Buffer; envelope: { from: string; to: string[] }; messageId: string }> {
-  const { dkim, ...unsigned } = message as Mail.Options & { dkim?: DkimOptions };
-  let built = buildMime(unsigned);
-  if (!built) {
-    const info = await composer.sendMail(unsigned);
-    built = { raw: info.message as Buffer, envelope: info.envelope as { from: string; to: string[] }, messageId: info.messageId };
-  }
-  return dkim ? { ...built, raw: await dkimSign(built.raw, dkim) } : built;
 }
 
 /** Commits of the messages being sent, by Message-ID. */
@@ -97,12 +78,11 @@ export function createTransport(config: Config, log: Logger): Transport {
   const dir = join(config.dataDir, 'outbox');
   mkdirSync(dir, { recursive: true });
   return {
-    async send(message, commit) {
-      const { raw, messageId } = await compile(message);
+    async send({ raw, messageId, envelope, subject, text }, commit) {
       commit();
       const file = join(dir, `${Date.now()}-${messageId.replace(/[^A-Za-z0-9.@-]/g, '')}.eml`);
       writeFileSync(file, raw);
-      log.info({ to: message.to, subject: message.subject, file, text: message.text }, 'dev outbox: email kept (no SMTP_URL)');
+      log.info({ to: envelope.to.join(', '), subject, file, text }, 'dev outbox: email kept (no SMTP_URL)');
       return { messageId, response: '250 kept in the dev outbox' };
     },
     close: () => {},
@@ -129,12 +109,11 @@ function smtpTransport(url: string): Transport {
     },
   } as never);
   // The pool's own transport interface, without nodemailer's Mailer around it: the message is
-  // built and signed already, and the Mailer would wrap it in a MIME node (headers parsed, ids
+  // built and signed already (render.ts), and the Mailer would wrap it in a MIME node (headers parsed, ids
   // generated, a stream pipeline) only to stream the same bytes back out.
   const pool = smtp.transporter as unknown as { send(mail: RawMail, callback: (err: Error | null, info?: { response: string }) => void): void };
   return {
-    async send(message, commit) {
-      const { raw, envelope, messageId } = await compile(message);
+    async send({ raw, envelope, messageId }, commit) {
       commits.set(messageId, commit);
       try {
         const info = await new Promise<{ response: string }>((resolve, reject) =>

@@ -5,7 +5,7 @@ import type { Platform } from '../../runtime/platform.ts';
 import { requireMember } from '../accounts/projects.ts';
 import { AppError, invalid } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
-import { domains, type DnsRecord, type DomainDoc } from './collection.ts';
+import { dkimSignerOf, domains, type DkimSigner, type DnsRecord, type DomainDoc } from './collection.ts';
 import { parseDomainName } from './name.ts';
 import { checkRecords, DKIM_SELECTOR, domainRecords } from './verification.ts';
 
@@ -22,6 +22,7 @@ export interface DomainView {
   verified: boolean;
   createdAt: string;
   verifiedAt: string | null;
+  dkimSigning: DkimSigner;
   records: DnsRecord[];
 }
 
@@ -36,6 +37,7 @@ export const domainView = (doc: DomainDoc, inboundHost: string): DomainView => (
   verified: doc.verified,
   createdAt: doc.createdAt,
   verifiedAt: doc.verifiedAt,
+  dkimSigning: dkimSignerOf(doc),
   records: publicRecords(doc, inboundHost),
 });
 
@@ -156,6 +158,32 @@ export async function verifyDomain(p: Platform, caller: DomainCaller, id: string
   }
   p.log.info({ projectId: doc.projectId, domainId: doc._id, domain: doc.domain }, 'domain verified');
   return { verified: true, records };
+}
+
+/**
+ * Who DKIM-signs the domain's mail (admin): `relay` leaves it to the relay, `platform` (the
+ * default) signs with the domain's key. Moving a verified domain back to `platform` needs its
+ * DKIM record published now: mail signed with a key receivers cannot find fails DKIM, which is
+ * worse than no signature. Takes effect for every email not yet rendered.
+ */
+export async function updateDomain(p: Platform, caller: DomainCaller, id: string, changes: { dkimSigning?: DkimSigner }): Promise<DomainView> {
+  const doc = await domainForCaller(p, caller, id, 'ADMIN');
+  const { dkimSigning } = changes;
+  if (dkimSigning === undefined || dkimSigning === dkimSignerOf(doc)) return domainView(doc, p.config.inboundHost);
+  if (dkimSigning === 'platform' && doc.verified) {
+    const dkim = domainRecords(doc, p.config.inboundHost).filter((r) => r.purpose === 'dkim');
+    const { checks } = await checkRecords(dkim, { servers: p.config.dnsServers });
+    if (!checks.every((c) => c.found)) {
+      throw new AppError('VALIDATION_ERROR', `Publish the DKIM record ${dkim[0].name} before the platform signs this domain's mail`, {
+        fieldErrors: [{ field: 'dkimSigning', message: 'The DKIM record of the domain is not published', code: 'dkim_record_missing' }],
+        suggestion: 'Publish the DKIM TXT record listed in records, then try again.',
+      });
+    }
+  }
+  const updated = await domains(p.store).findOneAndUpdate({ _id: doc._id }, { $set: { dkimSigning } });
+  if (!updated) throw new AppError('NOT_FOUND', DOMAIN_NOT_FOUND); // removed meanwhile
+  p.log.info({ projectId: doc.projectId, domainId: doc._id, domain: doc.domain, dkimSigning }, 'domain DKIM signing changed');
+  return domainView(updated, p.config.inboundHost);
 }
 
 /** Removes a domain (admin). Sending from it stops at once: the sender check reads this collection. */

@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { bounceDomainOf } from '../inbound/return-path.ts';
-import type { DnsRecord, DomainDoc } from './collection.ts';
+import { dkimSignerOf, type DnsRecord, type DomainDoc } from './collection.ts';
 
 /** The DKIM selector of every domain: the DKIM record lives at `mailroom._domainkey.<domain>`. */
 export const DKIM_SELECTOR = 'mailroom';
@@ -13,11 +13,11 @@ export interface DomainRecord extends DnsRecord {
 
 /**
  * Every record to publish for a domain, in the order a user works through them: the two the
- * verification needs (ownership, DKIM), then the recommended SPF and DMARC, then the optional MX
+ * verification needs (ownership, DKIM; DKIM only when the platform signs), then the recommended SPF and DMARC, then the optional MX
  * records pointing at the inbound listener: `bounces.<domain>` (the Return-Path of the domain's
  * mail moves there, aligned with the sender for DMARC) and the domain itself (to receive mail).
  */
-export function domainRecords(doc: Pick<DomainDoc, 'domain' | 'verificationToken' | 'dkim'>, inboundHost: string): DomainRecord[] {
+export function domainRecords(doc: Pick<DomainDoc, 'domain' | 'verificationToken' | 'dkim' | 'dkimSigning'>, inboundHost: string): DomainRecord[] {
   return [
     { purpose: 'ownership', type: 'TXT', name: `_mailroom.${doc.domain}`, value: `mailroom-verification=${doc.verificationToken}`, required: true },
     {
@@ -25,7 +25,8 @@ export function domainRecords(doc: Pick<DomainDoc, 'domain' | 'verificationToken
       type: 'TXT',
       name: `${doc.dkim.selector}._domainkey.${doc.domain}`,
       value: `v=DKIM1; k=rsa; p=${doc.dkim.publicKey}`,
-      required: true,
+      // A domain the relay signs for does not need our key published (recommended: it lets the platform sign again).
+      required: dkimSignerOf(doc) === 'platform',
     },
     { purpose: 'spf', type: 'TXT', name: doc.domain, value: 'v=spf1 mx ~all', required: false },
     { purpose: 'dmarc', type: 'TXT', name: `_dmarc.${doc.domain}`, value: 'v=DMARC1; p=none', required: false },

@@ -164,9 +164,8 @@ export async function queueEmails(
     for (const email of batch) email.attachmentsId = attachmentsId;
   }
   if (fresh.length > 0) await insertFresh(p, fresh, options.resumed ?? false);
-  for (const email of batch) {
-    if ((known.get(email._id) ?? email.status) === 'QUEUED') await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId });
-  }
+  const queued = batch.filter((email) => (known.get(email._id) ?? email.status) === 'QUEUED');
+  await p.pubsub.publishMany<OutboundMessage>(OUTBOUND_TOPIC, queued.map((email) => ({ emailId: email._id, projectId: email.projectId })));
 }
 
 /** Writes new email records; a resumed batch tolerates the ones a concurrent run wrote first. */

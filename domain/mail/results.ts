@@ -33,6 +33,12 @@ export interface EmailResult {
   /** For `email.bounce`; a bounce without it is hard (a 5xx at send time, as before it was carried). */
   bounce?: BounceDetail;
   at: string;
+  /**
+   * The mailer's answer from SMTP (`email.delivery`, or `email.bounce` at send time): when it
+   * handed the message over. `email.sent` is recorded with the outcome, in the same contact turn
+   * and write, unless it is recorded already (a retry's earlier attempt, a redelivery).
+   */
+  sentAt?: string;
 }
 
 /**
@@ -78,13 +84,20 @@ export function startEmailResults(p: Platform): void {
   const limit: SoftBounceLimit = { count: p.config.softBounceSuppressCount, windowDays: p.config.softBounceWindowDays };
   p.pubsub.subscribe<EmailResult>(EMAIL_RESULTS_TOPIC, async (result) => {
     const contact = contactActorClient(p, result.contactId);
-    if (result.event === 'email.bounce' && !(await claimBounce(p, result))) return;
-    if (result.event === 'email.complaint') await recordComplaint(p, result);
-    const known = consequenceOf(result);
+    const sent = result.sentAt ? { name: 'email.sent', data: { emailId: result.emailId }, eventId: `${result.emailId}:email.sent`, at: result.sentAt } : undefined;
     try {
+      if (result.event === 'email.bounce' && !(await claimBounce(p, result))) {
+        // Another bounce is the email's (a report overtook the mailer's answer): it was sent all the same.
+        if (sent) await contact.recordSystemEvents([sent]);
+        return;
+      }
+      if (result.event === 'email.complaint') await recordComplaint(p, result);
+      const known = consequenceOf(result);
       // First the list (idempotent): a redelivery after a crash between the two still suppresses.
       if (known) await suppressRecipient(p, result, known);
-      await contact.recordSystemEvent(result.event, eventData(result), `${result.emailId}:${result.event}`);
+      const outcome = { name: result.event, data: eventData(result), eventId: `${result.emailId}:${result.event}` };
+      if (sent) await contact.recordSystemEvents([sent, outcome]);
+      else await contact.recordSystemEvent(outcome.name, outcome.data, outcome.eventId);
       // Soft bounces are counted once this one is recorded: of several at once, the last recorded
       // sees them all (a redelivery counts the same).
       const suppression = known ?? (isSoft(result) && limit.count > 0 ? consequenceOf(result, await softBouncesWithin(p, result, limit), limit) : undefined);

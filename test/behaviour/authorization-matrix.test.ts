@@ -32,10 +32,10 @@ const where = (r: RouteSpec) => `${r.method.toUpperCase()} ${r.path}`;
  * a route that stops declaring a need would otherwise drop out of the check that it refuses.
  */
 const ADMIN_ONLY = [
-  'PATCH /projects/:id', 'POST /projects/:id/keys/rotate', 'POST /projects/:id/members', 'POST /domains', 'DELETE /domains/:id',
+  'PATCH /projects/:id', 'POST /projects/:id/keys/rotate', 'POST /projects/:id/members', 'POST /domains', 'PATCH /domains/:id', 'DELETE /domains/:id',
   'PUT /projects/:id/relays/:provider', 'DELETE /projects/:id/relays/:provider',
 ];
-const VERIFIED_ONLY = ['GET /domains/project/:projectId', 'POST /domains', 'GET /domains/:id/verify', 'DELETE /domains/:id'];
+const VERIFIED_ONLY = ['GET /domains/project/:projectId', 'POST /domains', 'GET /domains/:id/verify', 'PATCH /domains/:id', 'DELETE /domains/:id'];
 const listed = (names: string[]) => names.map((name) => routes.find((r) => where(r) === name) ?? expect.fail(`${name} is not a route`));
 
 /** The objects of project A that paths name, created in beforeAll. */
@@ -101,6 +101,7 @@ const BODIES: Record<string, (f: Fixtures) => unknown> = {
   'PATCH /projects/:id': () => ({ name: 'Renamed by someone else' }),
   'POST /projects/:id/members': () => ({ email: 'intruder@example.com', role: 'ADMIN' }),
   'POST /domains': (f) => ({ projectId: f.projectId, domain: `intruder-${randomUUID().slice(0, 8)}.example.com` }),
+  'PATCH /domains/:id': () => ({ dkimSigning: 'relay' }),
   'PATCH /contacts/:id': () => ({ subscribed: false }),
   'PATCH /segments/:id': () => ({ name: 'Renamed by someone else' }),
   'POST /segments/:id/members': () => ({ emails: ['intruder@example.com'] }),

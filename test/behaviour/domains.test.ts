@@ -79,6 +79,7 @@ describe.concurrent('sending domains', () => {
         verified: false,
         createdAt: expect.any(String),
         verifiedAt: null,
+        dkimSigning: 'platform',
         records: expect.any(Array),
       });
       expect(new Date(d.createdAt).toISOString()).toBe(d.createdAt);

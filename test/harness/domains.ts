@@ -16,6 +16,7 @@ export interface Domain {
   verified: boolean;
   createdAt: string;
   verifiedAt: string | null;
+  dkimSigning: 'platform' | 'relay';
   records: DomainRecord[];
 }
 

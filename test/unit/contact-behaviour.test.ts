@@ -150,6 +150,21 @@ describe('system events', () => {
     expect(state).toEqual(before);
     expect(recorded(effects)).toEqual([{ name: 'email.open', data: { emailId: 'm1' }, system: true }]);
   });
+
+  it('an email handed to SMTP and its answer are recorded in one turn, in order, email.sent at the time it was handed over', () => {
+    const before = contact();
+    const events = [
+      { name: 'email.sent', data: { emailId: 'm1' }, eventId: 'm1:email.sent', at: '2026-01-01T00:00:00.000Z' },
+      { name: 'email.delivery', data: { emailId: 'm1' }, eventId: 'm1:email.delivery' },
+    ];
+    const { state, effects } = decide(before, { kind: 'recordSystemEvents', events }, NOW);
+    expect(state).toEqual(before);
+    expect(effects.filter((e) => e.kind === 'saveProjection')).toHaveLength(1);
+    expect(recorded(effects)).toEqual([
+      { id: 'm1:email.sent', name: 'email.sent', data: { emailId: 'm1' }, system: true, at: '2026-01-01T00:00:00.000Z' },
+      { id: 'm1:email.delivery', name: 'email.delivery', data: { emailId: 'm1' }, system: true },
+    ]);
+  });
 });
 
 describe('delete', () => {

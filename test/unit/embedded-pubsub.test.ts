@@ -73,6 +73,21 @@ describe('EmbeddedPubSub', () => {
     expect(typeof got[0].delivery.messageId).toBe('string');
   });
 
+  it('publishMany writes every message for every subscriber in one insert before it resolves, and each is delivered once', async () => {
+    const ps = newPubSub();
+    const got: number[][] = [[], []];
+    ps.subscribe<{ n: number }>('t', async ({ n }) => void got[0].push(n));
+    ps.subscribe<{ n: number }>('t', async ({ n }) => void got[1].push(n));
+    const inserts = vi.spyOn(pending(), 'insertMany');
+    await ps.publishMany('t', [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(await pending().countDocuments({})).toBe(6);
+    expect(inserts).toHaveBeenCalledTimes(1);
+    await ps.start();
+    await waitFor(() => got[0].length + got[1].length === 6, 10_000, 'deliveries');
+    await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'record deletion');
+    expect(got.map((ns) => [...ns].sort())).toEqual([[1, 2, 3], [1, 2, 3]]);
+  });
+
   it('writes one durable record per subscriber before publish resolves', async () => {
     const ps = newPubSub();
     ps.subscribe('t', async () => {});

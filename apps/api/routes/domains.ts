@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { DKIM_SIGNERS } from '../../../domain/domains/collection.ts';
 import { domainNameSchema } from '../../../domain/domains/name.ts';
-import { addDomain, listDomains, removeDomain, verifyDomain } from '../../../domain/domains/service.ts';
+import { addDomain, listDomains, removeDomain, updateDomain, verifyDomain } from '../../../domain/domains/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
@@ -20,6 +21,9 @@ const domain = z.object({
   verified: z.boolean(),
   createdAt: z.string(),
   verifiedAt: z.string().nullable(),
+  dkimSigning: z.enum(DKIM_SIGNERS).describe(
+    'Who DKIM-signs the mail from this domain: `platform` (default) with the DKIM record listed here, or `relay` when the relay (Amazon SES, Postmark, …) signs it with the domain itself',
+  ),
   records: z.array(record),
 });
 
@@ -48,6 +52,16 @@ export function domainRoutes(p: Platform): RouteSpec[] {
       params: idParams,
       response: z.object({ verified: z.boolean(), records: z.array(record.extend({ found: z.boolean() })) }),
       handle: ({ auth, params }) => verifyDomain(p, auth, params.id),
+    }),
+    route({
+      method: 'patch', path: '/domains/:id', tag: 'Domains', auth: 'user', errors: [404], needs: { admin: true, verifiedEmail: true },
+      summary:
+        'Choose who DKIM-signs the domain\'s mail (admin, verified email). `relay`: the platform adds no signature and the DKIM ' +
+        'record becomes recommended; `platform`: signed with the domain\'s key, whose DKIM record must be published when the domain is verified (422 otherwise)',
+      params: idParams,
+      body: z.strictObject({ dkimSigning: z.enum(DKIM_SIGNERS).optional() }),
+      response: domain,
+      handle: ({ auth, params, body }) => updateDomain(p, auth, params.id, body),
     }),
     route({
       method: 'delete', path: '/domains/:id', tag: 'Domains', auth: 'user', errors: [404], needs: { admin: true, verifiedEmail: true },
