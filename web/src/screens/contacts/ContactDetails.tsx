@@ -25,6 +25,7 @@ export function ContactDetails({ contactId }: { contactId: string }) {
   const { say } = useNotices();
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const [switching, setSwitching] = useState<boolean | null>(null);
   const editButton = useRef<HTMLButtonElement>(null);
   const path = `/contacts/${encodeURIComponent(contactId)}`;
   const key = contactKeys.one(project.id, contactId);
@@ -72,9 +73,13 @@ export function ContactDetails({ contactId }: { contactId: string }) {
             id="subscription"
             type="checkbox"
             role="switch"
-            checked={patch.isPending && patch.variables?.subscribed !== undefined ? patch.variables.subscribed : c.subscribed}
+            checked={switching ?? c.subscribed}
             disabled={patch.isPending}
-            onChange={(e) => patch.mutate({ subscribed: e.target.checked } as ContactInput)}
+            onChange={(e) => {
+              // Shown at once; the contact as saved replaces it (or the old state comes back on an error).
+              setSwitching(e.target.checked);
+              patch.mutate({ subscribed: e.target.checked } as ContactInput, { onSettled: () => setSwitching(null) });
+            }}
           />
           <label htmlFor="subscription">Subscribed to marketing email</label>
         </div>

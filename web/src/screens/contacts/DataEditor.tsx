@@ -14,11 +14,11 @@ export function DataEditor({ rows, onChange, errors, disabled }: { rows: DataRow
       <legend>Data</legend>
       {rows.length === 0 && <p className="empty">No custom fields.</p>}
       {rows.map((row, index) => {
-        const name = row.key || `field ${index + 1}`;
+        const name = row.key || `new field ${index + 1}`;
         const error = errors[`data.${row.key.trim()}`];
         const errorId = `${base}-${row.id}-error`;
         return (
-          <div className="data-row" key={row.id} role="group" aria-label={`Field ${name}`}>
+          <div className="data-row" key={row.id} role="group" aria-label={row.key ? `Field ${row.key}` : `New field ${index + 1}`}>
             <div className="field">
               <label htmlFor={`${base}-${row.id}-key`}>Key</label>
               <input id={`${base}-${row.id}-key`} value={row.key} aria-label={`Key of ${name}`} onChange={(e) => update(row.id, { key: e.target.value })} maxLength={100} />
