@@ -117,6 +117,8 @@ describe('the Contacts and Events screens', { timeout: byMode({ embedded: 60_000
     await edit.getByRole('button', { name: 'Remove plan' }).click();
     await edit.getByRole('button', { name: 'Save contact' }).click();
     await data.getByRole('row', { name: /seats/ }).getByRole('cell', { name: '15' }).waitFor();
+    // Back from the form, the focus is where the user left for it.
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent ?? ""')).toBe('Edit contact');
     const edited = (await project.api.get(`/contacts/${id}`)).body.data;
     expect(edited.data).toEqual({ seats: 15, trial: true, renewsAt: created.data.renewsAt });
 
@@ -187,6 +189,7 @@ describe('the Contacts and Events screens', { timeout: byMode({ embedded: 60_000
 
     // A name picks the explorer's filter.
     await names.getByRole('button', { name: 'Explore plan-upgraded' }).click();
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent ?? ""')).toBe('Explorer');
     const explorer = page.getByRole('table', { name: 'Events' });
     const byName = (await project.api.get('/events?name=plan-upgraded')).body.data as { id: string }[];
     await expect.poll(() => explorer.locator('tbody tr').count()).toBe(byName.length);

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
@@ -27,6 +27,12 @@ export function ContactDetails({ contactId }: { contactId: string }) {
   const [confirming, setConfirming] = useState(false);
   const [switching, setSwitching] = useState<boolean | null>(null);
   const editButton = useRef<HTMLButtonElement>(null);
+  // Leaving the edit form (saved or cancelled) puts the focus back on the button that opened it.
+  const wasEditing = useRef(false);
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
   const path = `/contacts/${encodeURIComponent(contactId)}`;
   const key = contactKeys.one(project.id, contactId);
   const contact = useQuery({ queryKey: key, queryFn: () => api<Contact>(path, { projectId: project.id }) });
@@ -91,12 +97,7 @@ export function ContactDetails({ contactId }: { contactId: string }) {
             pending={patch.isPending}
             error={patch.error}
             onSubmit={(input) =>
-              patch.mutate(input, {
-                onSuccess: () => {
-                  setEditing(false);
-                  editButton.current?.focus();
-                },
-              })
+              patch.mutate(input, { onSuccess: () => setEditing(false) })
             }
             onCancel={() => setEditing(false)}
           />

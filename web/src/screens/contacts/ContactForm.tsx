@@ -40,7 +40,8 @@ export function ContactForm({
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const { data, errors: rowErrors } = dataOf(rows, contact?.data);
-    const values = { email: String(form.get('email') ?? ''), subscribed: form.get('subscribed') === 'on', data };
+    // Editing leaves the subscription to the contact page's switch.
+    const values = { email: String(form.get('email') ?? ''), ...(contact ? {} : { subscribed: form.get('subscribed') === 'on' }), data };
     const checked = contact ? validate(contactPatchSchema, values) : validate(newContactSchema, values);
     const all = { ...(checked.errors ?? {}), ...rowErrors };
     setErrors(all);
@@ -52,10 +53,12 @@ export function ContactForm({
       <FormError message={error ? errorMessage(error) : undefined} />
       {shown.data && <p className="field-error" role="alert">{shown.data}</p>}
       <Field label="Email" name="email" type="email" defaultValue={contact?.email} error={shown.email} autoComplete="off" required autoFocus />
-      <div className="field checkbox">
-        <input id="contact-subscribed" name="subscribed" type="checkbox" defaultChecked={contact?.subscribed ?? true} />
-        <label htmlFor="contact-subscribed">Subscribed to marketing email</label>
-      </div>
+      {!contact && (
+        <div className="field checkbox">
+          <input id="contact-subscribed" name="subscribed" type="checkbox" defaultChecked />
+          <label htmlFor="contact-subscribed">Subscribed to marketing email</label>
+        </div>
+      )}
       <DataEditor rows={rows} onChange={setRows} errors={shown} disabled={pending} />
       <div className="actions">
         <button type="submit" className="primary" disabled={pending}>
