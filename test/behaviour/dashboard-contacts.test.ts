@@ -224,6 +224,30 @@ describe('the Contacts and Events screens', { timeout: byMode({ embedded: 60_000
     await page.getByRole('alert').filter({ hasText: 'start must not be after end' }).waitFor();
   });
 
+  it('the table pages by cursor: Next shows the next contacts as the API pages them, Previous comes back; a selection spans pages', async () => {
+    for (let i = 0; i < 26; i++) expect((await project.api.post('/contacts', { email: `page${String(i).padStart(2, '0')}@example.com` })).status).toBe(201);
+    await nav().getByRole('link', { name: 'Contacts' }).click();
+    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
+    const first = (await project.api.get('/contacts?limit=25')).body.data;
+    const second = (await project.api.get(`/contacts?limit=25&cursor=${first.cursor}`)).body.data;
+    await expect.poll(emailsShown).toEqual(first.contacts.map((c: Contact) => c.email));
+    await page.getByText(`Page 1 · ${first.total} contacts`).waitFor();
+    await page.getByRole('checkbox', { name: 'Select every contact on this page' }).check();
+    await page.getByText('25 selected').waitFor();
+
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(emailsShown).toEqual(second.contacts.map((c: Contact) => c.email));
+    await page.getByText('Page 2').waitFor();
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await table().getByRole('checkbox', { name: `Select ${second.contacts[0].email}` }).check();
+    await page.getByText('26 selected').waitFor();
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(emailsShown).toEqual(first.contacts.map((c: Contact) => c.email));
+    // Unselecting this page keeps the one chosen on the other.
+    await page.getByRole('checkbox', { name: 'Select every contact on this page' }).uncheck();
+    await page.getByText('1 selected').waitFor();
+  });
+
   it('no page threw', () => {
     expect(errors).toEqual([]);
   });

@@ -97,7 +97,15 @@ export function ContactList() {
                   type="checkbox"
                   aria-label="Select every contact on this page"
                   checked={allSelected}
-                  onChange={() => setSelected(allSelected ? new Set() : new Set(rows.map((c) => c.id)))}
+                  onChange={() =>
+                    setSelected((s) => {
+                      // This page's contacts only: a selection made on other pages stays.
+                      const next = new Set(s);
+                      for (const c of rows) if (allSelected) next.delete(c.id);
+                      else next.add(c.id);
+                      return next;
+                    })
+                  }
                 />
               </th>
               <th scope="col">Email</th>
