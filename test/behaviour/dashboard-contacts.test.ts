@@ -184,8 +184,10 @@ describe('the Contacts and Events screens', { timeout: byMode({ embedded: 60_000
     const stats = (await project.api.get('/events/stats')).body.data as { total: number; events: { name: string; count: number }[] };
     const names = page.getByRole('table', { name: 'Event names' });
     await expect
-      .poll(async () => (await names.locator('tbody tr').allInnerTexts()).map((t) => t.split('\t').map((s) => s.trim())))
+      .poll(async () => (await names.locator('tbody tr').allInnerTexts()).map((t) => t.split('\t').slice(0, 2).map((s) => s.trim())))
       .toEqual(stats.events.map((e) => [e.name, String(e.count)]));
+    // System names cannot be deleted, so none is offered.
+    expect(await names.getByRole('button', { name: 'Delete contact.unsubscribed…' }).count()).toBe(0);
 
     // A name picks the explorer's filter.
     await names.getByRole('button', { name: 'Explore plan-upgraded' }).click();
@@ -222,6 +224,23 @@ describe('the Contacts and Events screens', { timeout: byMode({ embedded: 60_000
     await page.getByLabel('To', { exact: true }).fill('2026-02-01');
     await page.getByRole('button', { name: 'Show counts' }).click();
     await page.getByRole('alert').filter({ hasText: 'start must not be after end' }).waitFor();
+  });
+
+  it('a custom event name is deleted from the Events screen with all its records; one a segment uses is refused with the reason', async () => {
+    await project.api.post('/v1/track', { email: 'carol@example.com', event: 'obsolete' });
+    const used = { logic: 'AND', groups: [{ filters: [{ field: 'event.plan-upgraded', operator: 'triggered' }] }] };
+    expect((await project.api.post('/segments', { name: 'Upgraded', condition: used })).status).toBe(201);
+    await page.reload();
+    const names = page.getByRole('table', { name: 'Event names' });
+    await names.getByRole('button', { name: 'Delete obsolete…' }).click();
+    await names.getByRole('button', { name: 'Delete obsolete events' }).click();
+    await expect.poll(() => names.getByRole('button', { name: 'Explore obsolete' }).count()).toBe(0);
+    expect((await project.api.get('/events/names')).body.data).not.toContain('obsolete');
+
+    await names.getByRole('button', { name: 'Delete plan-upgraded…' }).click();
+    await names.getByRole('button', { name: 'Delete plan-upgraded events' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Event "plan-upgraded" is in use by' }).waitFor();
+    expect((await project.api.get('/events?name=plan-upgraded')).body.data).toHaveLength(2);
   });
 
   it('the table pages by cursor: Next shows the next contacts as the API pages them, Previous comes back; a selection spans pages', async () => {
