@@ -84,7 +84,7 @@ export function ContactDetails({ contactId }: { contactId: string }) {
             onChange={(e) => {
               // Shown at once; the contact as saved replaces it (or the old state comes back on an error).
               setSwitching(e.target.checked);
-              patch.mutate({ subscribed: e.target.checked } as ContactInput, { onSettled: () => setSwitching(null) });
+              patch.mutate({ subscribed: e.target.checked }, { onSettled: () => setSwitching(null) });
             }}
           />
           <label htmlFor="subscription">Subscribed to marketing email</label>

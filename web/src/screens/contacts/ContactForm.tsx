@@ -8,7 +8,7 @@ import { dataOf, rowsOf, type DataRow } from './data-rows.ts';
 import type { Contact } from './types.ts';
 
 export interface ContactInput {
-  email: string;
+  email?: string;
   subscribed?: boolean;
   data?: Record<string, string | number | boolean | null>;
 }

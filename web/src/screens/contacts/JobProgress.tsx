@@ -17,7 +17,6 @@ export function useJob(projectId: string, path: string | null, onFinished?: (job
   useEffect(() => {
     if (done && query.data) onFinished?.(query.data);
     // Once per job: the status stops changing when it is finished.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [done, query.data?.id]);
   return query;
 }
