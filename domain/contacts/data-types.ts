@@ -1,16 +1,8 @@
 import { DuplicateKeyError, type DocumentStore } from '../../ports/store.ts';
-import type { SimpleValue } from './schema.ts';
+import { inferType, type DataType, type SimpleValue } from './schema.ts';
 
-export type DataType = 'string' | 'number' | 'boolean' | 'date';
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** The spec's inference: JSON type, with ISO 8601 timestamp strings as dates. */
-export function inferType(value: SimpleValue): DataType {
-  if (typeof value === 'number') return 'number';
-  if (typeof value === 'boolean') return 'boolean';
-  return ISO_DATE.test(value) && !Number.isNaN(Date.parse(value)) ? 'date' : 'string';
-}
+// In schema.ts, so the dashboard's data editor types values by the same rule.
+export { inferType, type DataType };
 
 /**
  * The types each data key has held in a project: one type, or every type recorded for it (a key

@@ -20,6 +20,17 @@ export const MAX_STRING_VALUE = LIMITS.data.stringValue;
 export const simpleValue = z.union([z.string().max(MAX_STRING_VALUE), z.number(), z.boolean()]);
 export type SimpleValue = z.infer<typeof simpleValue>;
 
+export type DataType = 'string' | 'number' | 'boolean' | 'date';
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** The spec's inference: JSON type, with ISO 8601 timestamp strings as dates. */
+export function inferType(value: SimpleValue): DataType {
+  if (typeof value === 'number') return 'number';
+  if (typeof value === 'boolean') return 'boolean';
+  return ISO_DATE.test(value) && !Number.isNaN(Date.parse(value)) ? 'date' : 'string';
+}
+
 /** `null` removes a key from the contact. */
 const storedValue = z.union([simpleValue, z.null()]);
 
@@ -94,3 +105,9 @@ export const contactSchema = z.object({
   updatedAt: z.string(),
 });
 export type Contact = z.infer<typeof contactSchema>;
+
+/** POST /contacts: create, or merge into the contact with this email. */
+export const newContactSchema = z.strictObject({ email: emailSchema, subscribed: z.boolean().optional(), data: contactDataSchema.optional() });
+
+/** PATCH /contacts/:id: data is merged, null removes a key. */
+export const contactPatchSchema = z.strictObject({ email: emailSchema.optional(), subscribed: z.boolean().optional(), data: contactDataSchema.optional() });

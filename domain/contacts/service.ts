@@ -84,8 +84,9 @@ export async function deleteContact(p: Platform, projectId: string, id: string):
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Newest first; the cursor is the last id of the page (ids are time-ordered). */
-export async function listContacts(p: Platform, projectId: string, query: { limit: number; cursor?: string; search?: string }) {
+export async function listContacts(p: Platform, projectId: string, query: { limit: number; cursor?: string; search?: string; subscribed?: boolean }) {
   const filter: Filter = { projectId };
+  if (query.subscribed !== undefined) filter.subscribed = query.subscribed;
   if (query.search) filter.email = { $regex: escapeRegex(query.search.toLowerCase()), $options: 'i' };
   if (query.cursor !== undefined && !/^[0-9a-f-]{36}$/.test(query.cursor)) throw invalid('cursor', 'Invalid cursor');
   const page = await contacts(p.store).find(query.cursor ? { ...filter, _id: { $lt: query.cursor } } : filter, {

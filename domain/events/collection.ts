@@ -45,13 +45,5 @@ export const eventView = (e: EventDoc) => ({
   createdAt: e.createdAt,
 });
 
-/** Names the service emits; none of them can be tracked by hand or deleted. */
-export function isSystemEventName(name: string): boolean {
-  const n = name.toLowerCase();
-  return (
-    n.startsWith('email.') ||
-    n === 'contact.subscribed' ||
-    n === 'contact.unsubscribed' ||
-    /^segment\..+\.(entry|exit)$/.test(n)
-  );
-}
+// In names.ts (no server imports), so the dashboard knows which names it may offer to delete.
+export { isSystemEventName } from './names.ts';

@@ -61,11 +61,13 @@ export function listEvents(p: Platform, projectId: string, query: EventPageQuery
   return pageOfEvents(p, { ...filter, ...startAfter(query.cursor) }, query.limit);
 }
 
-/** GET /events/contact/:id: one contact's events newest first, a page at a time. */
-export async function contactEvents(p: Platform, projectId: string, contactId: string, query: EventPageQuery) {
+/** GET /events/contact/:id: one contact's events newest first, `name` an exact filter, a page at a time. */
+export async function contactEvents(p: Platform, projectId: string, contactId: string, query: EventPageQuery & { name?: string }) {
   const after = startAfter(query.cursor); // a bad cursor is a 422 whether or not the contact exists
   await getContactDoc(p, projectId, contactId);
-  return pageOfEvents(p, { projectId, contactId, ...after }, query.limit);
+  const filter: Filter = { projectId, contactId };
+  if (query.name !== undefined) filter.name = query.name;
+  return pageOfEvents(p, { ...filter, ...after }, query.limit);
 }
 
 const startAfter = (cursor: string | undefined): Filter => (cursor === undefined ? {} : olderThan(decodeTimeCursor(cursor)));

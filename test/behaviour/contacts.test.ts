@@ -400,6 +400,27 @@ describe('listing contacts', () => {
     expect(third.body.data.hasMore).toBe(false);
   });
 
+  it('subscribed=true|false keeps only (un)subscribed contacts, with search and the cursor, and total counts them', async () => {
+    const out = [made[2], made[3], made[20]];
+    for (const c of out) expect((await list.api.patch(`/contacts/${c.id}`, { subscribed: false })).status).toBe(200);
+    const unsubscribed = await list.api.get('/contacts?subscribed=false');
+    expect(unsubscribed.body.data.contacts.map((c: Contact) => c.id)).toEqual(out.map((c) => c.id).reverse());
+    expect(unsubscribed.body.data.total).toBe(3);
+    const subscribed = await list.api.get('/contacts?subscribed=true&limit=100');
+    expect(subscribed.body.data.total).toBe(22);
+    expect(subscribed.body.data.contacts.every((c: Contact) => c.subscribed)).toBe(true);
+    expect((await list.api.get('/contacts?subscribed=false&search=smith')).body.data.contacts.map((c: Contact) => c.email)).toEqual([
+      'alice.smith@example.com',
+    ]);
+    const page = await list.api.get('/contacts?subscribed=false&limit=2');
+    const next = await list.api.get(`/contacts?subscribed=false&limit=2&cursor=${page.body.data.cursor}`);
+    expect(next.body.data.contacts.map((c: Contact) => c.id)).toEqual([out[0].id]);
+    const bad = await list.api.get('/contacts?subscribed=yes');
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.errors[0].field).toBe('subscribed');
+    for (const c of out) await list.api.patch(`/contacts/${c.id}`, { subscribed: true });
+  });
+
   it("lists only the project's own contacts", async () => {
     const res = await a.api.get('/contacts?limit=100');
     const ids = new Set(res.body.data.contacts.map((c: Contact) => c.id));
@@ -437,5 +458,34 @@ describe('concurrency', () => {
     expect(found).toHaveLength(1);
     // Every request's data was merged into the one contact.
     expect(Object.keys(found[0].data).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
+  });
+});
+
+describe('GET /contacts/:id/segments', () => {
+  it('lists the segments the contact is in now, dynamic by their condition and static by membership, by name', async () => {
+    const project = await newProject(instance, 'Segments of a contact');
+    const pro = await create(project.api, { email: unique('pro'), data: { plan: 'pro' } });
+    const free = await create(project.api, { email: unique('free'), data: { plan: 'free' } });
+    const condition = { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] };
+    const paying = await project.api.post('/segments', { name: 'Paying', condition });
+    expect(paying.status, JSON.stringify(paying.body)).toBe(201);
+    const vip = await project.api.post('/segments', { name: 'A VIP list', type: 'STATIC' });
+    expect(vip.status, JSON.stringify(vip.body)).toBe(201);
+    expect((await project.api.post(`/segments/${vip.body.data.id}/members`, { emails: [pro.email] })).status).toBe(200);
+
+    const of = async (id: string) => {
+      const res = await project.api.get(`/contacts/${id}/segments`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data;
+    };
+    expect(await of(pro.id)).toEqual([
+      { id: vip.body.data.id, name: 'A VIP list', slug: 'a-vip-list', type: 'STATIC' },
+      { id: paying.body.data.id, name: 'Paying', slug: 'paying', type: 'DYNAMIC' },
+    ]);
+    expect(await of(free.id)).toEqual([]);
+    // Leaving the condition leaves the segment at once.
+    await project.api.patch(`/contacts/${pro.id}`, { data: { plan: 'free' } });
+    expect((await of(pro.id)).map((s: { name: string }) => s.name)).toEqual(['A VIP list']);
+    expect((await project.api.get(`/contacts/${pro.id}/segments`, { auth: b.secretKey })).status).toBe(404);
   });
 });

@@ -334,6 +334,24 @@ describe('events endpoints', () => {
       expect(limited.body.data.map((e: EventRecord) => e.id)).toEqual(events.slice(0, 2).map((e) => e.id));
     });
 
+    it('`name` keeps only that contact’s events of that exact name, paged like the rest', async () => {
+      const ann = email('ann-named');
+      const first = await track(main.api, ann, 'viewed');
+      await track(main.api, ann, 'viewed-twice');
+      const second = await track(main.api, ann, 'viewed');
+      await track(main.api, email('bob-named'), 'viewed');
+
+      const named = await main.api.get(`/events/contact/${first.contact}?name=viewed`);
+      expect(named.status).toBe(200);
+      expect(named.body.data.map((e: EventRecord) => e.id)).toEqual([second.event, first.event]);
+      const page = await main.api.get(`/events/contact/${first.contact}?name=viewed&limit=1`);
+      expect(page.body.data.map((e: EventRecord) => e.id)).toEqual([second.event]);
+      const rest = await main.api.get(`/events/contact/${first.contact}?name=viewed&limit=1&cursor=${page.body.nextCursor}`);
+      expect(rest.body.data.map((e: EventRecord) => e.id)).toEqual([first.event]);
+      expect(rest.body.hasMore).toBe(false);
+      expect((await main.api.get(`/events/contact/${first.contact}?name=never`)).body.data).toEqual([]);
+    });
+
     it('refuses a limit outside 1-100 with a 422', async () => {
       const { contact } = await track(main.api, email('limits'), 'viewed');
       expectValidationError(await main.api.get(`/events/contact/${contact}?limit=101`), 'limit');

@@ -54,9 +54,9 @@ export function eventRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'get', path: '/events/contact/:contactId', tag: 'Events', auth: 'secret', errors: [404],
-      summary: 'Events of one contact newest first, paged like GET /events',
+      summary: 'Events of one contact newest first, paged like GET /events; `name` filters by exact name',
       params: z.object({ contactId: z.string().min(1).max(200) }),
-      query: z.object(page),
+      query: z.object({ name: eventNameSchema.optional(), ...page }),
       response: z.array(event),
       cursorPage: true,
       handle: async ({ auth, params, query }) => pageReply(await contactEvents(p, auth.projectId, params.contactId, query)),

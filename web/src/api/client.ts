@@ -66,14 +66,16 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
 export async function apiEnvelope<T>(path: string, options: RequestOptions = {}): Promise<{ data: T; nextCursor?: string | null; hasMore?: boolean; message?: string }> {
   const method = options.method ?? 'GET';
   const headers: Record<string, string> = { Accept: 'application/json' };
-  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  // A FormData body (the CSV import) goes as multipart; the browser sets its boundary.
+  const multipart = options.body instanceof FormData;
+  if (options.body !== undefined && !multipart) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && state.csrfToken) headers['X-CSRF-Token'] = state.csrfToken;
   if (options.projectId) headers['X-Project-Id'] = options.projectId;
   const response = await fetch(withQuery(path, options.query), {
     method,
     headers,
     credentials: 'same-origin',
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    body: options.body === undefined ? undefined : multipart ? (options.body as FormData) : JSON.stringify(options.body),
     signal: options.signal,
   });
   if (response.status === 204) return { data: undefined as T };
