@@ -51,6 +51,14 @@ export const updateCampaignSchema = z
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Give at least one field to change' });
 export type UpdateCampaignInput = z.output<typeof updateCampaignSchema>;
 
+/** POST /campaigns/audience/count: the audience fields of a campaign, checked as on create. */
+export const audienceCountSchema = z.strictObject({
+  audienceType: audienceTypeSchema,
+  segmentId: segmentIdSchema.nullable().optional().describe('Required when audienceType is SEGMENT'),
+  audienceCondition: conditionInput.optional().describe('FilterCondition; required when audienceType is FILTERED'),
+});
+export type AudienceCountInput = z.output<typeof audienceCountSchema>;
+
 export const sendCampaignSchema = z.strictObject({
   scheduledFor: z.iso
     .datetime({ offset: true, message: 'Expected an ISO 8601 timestamp' })
