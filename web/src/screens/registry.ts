@@ -9,4 +9,6 @@ import type { ScreenSlug } from '../paths.ts';
 export const screens: Partial<Record<ScreenSlug, LazyExoticComponent<ComponentType>>> = {
   overview: lazy(() => import('./overview/Overview.tsx')),
   settings: lazy(() => import('./settings/Settings.tsx')),
+  segments: lazy(() => import('./segments/Segments.tsx')),
+  campaigns: lazy(() => import('./campaigns/Campaigns.tsx')),
 };

@@ -1,0 +1,16 @@
+import { Route, Routes } from 'react-router';
+import { CampaignDetail } from './CampaignDetail.tsx';
+import { CampaignEditor } from './CampaignEditor.tsx';
+import { CampaignList } from './CampaignList.tsx';
+
+/** Campaigns: the list by status, compose (new or edit), one campaign (actions by state, stats). */
+export default function Campaigns() {
+  return (
+    <Routes>
+      <Route index element={<CampaignList />} />
+      <Route path="new" element={<CampaignEditor />} />
+      <Route path=":campaignId/edit" element={<CampaignEditor />} />
+      <Route path=":campaignId" element={<CampaignDetail />} />
+    </Routes>
+  );
+}
