@@ -3,7 +3,6 @@ import { useState } from 'react';
 import { membersSchema } from '../../../../domain/segments/schema.ts';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
-import { useNotices } from '../../app/notices.tsx';
 import { FormError } from '../../forms/Field.tsx';
 import { serverFieldErrors, validate, type FieldErrors } from '../../forms/validate.ts';
 import { segmentKeys, type Segment } from './api.ts';
@@ -15,7 +14,6 @@ const emailsOf = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
 export function StaticMembers({ segment }: { segment: Segment }) {
   const project = useCurrentProject();
   const queryClient = useQueryClient();
-  const { say } = useNotices();
   const [text, setText] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
   const [result, setResult] = useState('');
@@ -30,10 +28,9 @@ export function StaticMembers({ segment }: { segment: Segment }) {
     onSuccess: (r, { method }) => {
       const message =
         method === 'POST'
-          ? `Added ${r.added} (${r.created} new contacts); ${r.alreadyMembers} already members.`
+          ? `Added ${r.added} (${r.created} new ${r.created === 1 ? 'contact' : 'contacts'}); ${r.alreadyMembers} already members.`
           : `Removed ${r.removed}; ${r.notMembers} were not members.`;
       setResult(message);
-      say(message);
       setText('');
       return queryClient.invalidateQueries({ queryKey: segmentKeys.all(project.id) });
     },
@@ -77,7 +74,9 @@ export function StaticMembers({ segment }: { segment: Segment }) {
         <button type="button" onClick={() => run('DELETE')} disabled={change.isPending}>
           Remove members
         </button>
-        {result && <span className="saved">{result}</span>}
+        <span className="saved" role="status">
+          {result}
+        </span>
       </div>
     </section>
   );
