@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIENCE_TYPES, CAMPAIGN_STATUSES } from '../../actors/campaign/behaviour.ts';
+import { AUDIENCE_TYPES, CAMPAIGN_STATUSES } from '../../actors/campaign/states.ts';
 import { emailSchema } from '../contacts/schema.ts';
 import { LIMITS } from '../limits.ts';
 import { conditionInput } from '../segments/schema.ts';

@@ -90,8 +90,8 @@ export function CampaignDetail() {
           </tbody>
         </table>
       </section>
-      <CampaignActions campaign={c} />
       {sent && <CampaignStatsView campaign={c} poll={c.status === 'SENDING' ? SENDING_POLL_MS : false} />}
+      <CampaignActions campaign={c} />
     </Page>
   );
 }

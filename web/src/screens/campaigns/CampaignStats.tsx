@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
 import { Loading } from '../../app/Page.tsx';
@@ -9,9 +9,11 @@ import { campaignKeys, campaignPath, type Campaign, type CampaignStats } from '.
 export function CampaignStatsView({ campaign, poll }: { campaign: Campaign; poll: number | false }) {
   const project = useCurrentProject();
   const stats = useQuery({
-    queryKey: [...campaignKeys.one(project.id, campaign.id), 'stats'],
+    // Read again whenever the campaign changes (SENDING → SENT above all: the last outcomes).
+    queryKey: [...campaignKeys.one(project.id, campaign.id), 'stats', campaign.status, campaign.updatedAt],
     queryFn: () => api<CampaignStats>(`${campaignPath(campaign.id)}/stats`, { projectId: project.id }),
     refetchInterval: poll,
+    placeholderData: keepPreviousData,
   });
   const recipients = campaign.recipientCount;
   return (
