@@ -157,6 +157,20 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     await page.getByText('Removed 1; 0 were not members.').waitFor();
     expect(await members()).toEqual(['new@shop.example']);
     await expect.poll(() => page.getByRole('cell', { name: 'ann@shop.example' }).count()).toBe(0);
+
+    // The members list pages by 20, newest first, as the API pages it.
+    const many = Array.from({ length: 21 }, (_, i) => `member${String(i + 1).padStart(2, '0')}@shop.example`);
+    await page.getByLabel('Emails to add or remove').fill(many.join('\n'));
+    await page.getByRole('button', { name: 'Add members' }).click();
+    await page.getByText('Added 21 (21 new contacts); 0 already members.').waitFor();
+    await page.getByText('Page 1 of 2 (22 contacts)').waitFor();
+    const rows = page.getByRole('region', { name: 'Contacts in the segment' }).getByRole('row');
+    expect(await rows.count()).toBe(21);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2 of 2 (22 contacts)').waitFor();
+    const second = (await project.api.get(`/segments/${id}/contacts?page=2&pageSize=20`)).body.data.contacts.map((c: { email: string }) => c.email);
+    await expect.poll(() => rows.count()).toBe(second.length + 1);
+    for (const email of second) await page.getByRole('cell', { name: email, exact: true }).waitFor();
   });
 
   it('a campaign composed with a filter audience, test-sent and sent: the emails reach the sink and the stats show', async () => {

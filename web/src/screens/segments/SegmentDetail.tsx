@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { filterConditionSchema, patchSegmentSchema } from '../../../../domain/segments/schema.ts';
 import { api, errorMessage } from '../../api/client.ts';
@@ -46,6 +46,8 @@ function SegmentPage({ segment }: { segment: Segment }) {
   const [errors, setErrors] = useState<FieldErrors>({});
   const [condition, setCondition] = useState<FilterCondition>(() => segment.condition ?? { logic: 'AND', groups: [] });
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [tracking, setTracking] = useState(segment.trackMembership);
+  useEffect(() => setTracking(segment.trackMembership), [segment.trackMembership]);
 
   const refresh = () => queryClient.invalidateQueries({ queryKey: segmentKeys.all(project.id) });
   const patch = useMutation({
@@ -119,9 +121,14 @@ function SegmentPage({ segment }: { segment: Segment }) {
           <input
             id="segment-track"
             type="checkbox"
-            checked={patch.isPending && patch.variables && 'trackMembership' in (patch.variables as object) ? (patch.variables as { trackMembership: boolean }).trackMembership : segment.trackMembership}
+            checked={tracking}
             disabled={patch.isPending}
-            onChange={(e) => patch.mutate({ trackMembership: e.target.checked })}
+            onChange={(e) => {
+              // Shown at once; put back if the API refuses.
+              const on = e.target.checked;
+              setTracking(on);
+              patch.mutate({ trackMembership: on }, { onError: () => setTracking(!on) });
+            }}
           />
           <label htmlFor="segment-track">Record segment entry and exit events (saved at once)</label>
         </div>
