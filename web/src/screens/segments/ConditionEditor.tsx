@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
 import { eventNames } from './api.ts';
 import { FilterBuilder } from './FilterBuilder.tsx';
@@ -30,7 +31,12 @@ export function ConditionEditor({ label, value, onChange, count, countKey, noun,
   return (
     <>
       <FilterBuilder label={label} value={value} onChange={onChange} errors={errors} eventNames={names.data ?? []} disabled={disabled} />
-      <LiveCount count={live.count} pending={live.pending} incomplete={Object.keys(live.errors).length > 0} noun={noun} />
+      {live.error && Object.keys(live.errors).length === 0 ? (
+        // Not a problem of the condition (a 429, the network, …): the API's own message.
+        <p role="alert">{errorMessage(live.error)}</p>
+      ) : (
+        <LiveCount count={live.count} pending={live.pending} incomplete={Object.keys(live.errors).length > 0} noun={noun} />
+      )}
     </>
   );
 }
