@@ -110,6 +110,13 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     expect(await third.getByLabel('Unit').inputValue()).toBe('days');
     await page.getByLabel('Groups combine with').selectOption('OR');
 
+    // A filter added and removed by keyboard: focus goes on to the group's add button, not to the page.
+    await page.getByRole('button', { name: 'Add a filter to group 2' }).click();
+    await page.getByRole('button', { name: 'Remove group 2, filter 2' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Add a filter to group 2');
+    expect(await filterRow(page, 2, 2).count()).toBe(0);
+
     const api = (await project.api.post('/segments/count', { condition })).body.data.count;
     expect(api).toBe(3); // ann and dan (pro with 3 visits or more; subscribed or not), cat (signed up today)
     expect(await shownCount()).toBe(api);

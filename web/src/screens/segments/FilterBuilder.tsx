@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { useId, useRef } from 'react';
 import { FILTER_OPERATORS, TIME_UNITS, fieldKindOf, type FilterOperator, type TimeUnit } from '../../../../domain/segments/vocabulary.ts';
 import {
   errorsUnder,
@@ -36,6 +36,7 @@ interface Props {
  */
 export function FilterBuilder({ value, onChange, errors = {}, eventNames = [], disabled, label }: Props) {
   const id = useId();
+  const builder = useRef<HTMLFieldSetElement>(null);
   const setGroups = (groups: FilterCondition['groups']) => onChange({ ...value, groups });
   const setFilter = (g: number, f: number, filter: ConditionFilter) =>
     setGroups(value.groups.map((group, i) => (i !== g ? group : { filters: group.filters.map((old, j) => (j === f ? filter : old)) })));
@@ -43,11 +44,16 @@ export function FilterBuilder({ value, onChange, errors = {}, eventNames = [], d
   const removeFilter = (g: number, f: number) => {
     const filters = value.groups[g].filters.filter((_, j) => j !== f);
     setGroups(filters.length ? value.groups.map((group, i) => (i === g ? { filters } : group)) : value.groups.filter((_, i) => i !== g));
+    // The focused Remove button is gone: keyboard users continue from the group's (or the builder's) add button.
+    requestAnimationFrame(() => {
+      const target = filters.length ? `[data-add-filter="${g}"]` : '[data-add-group]';
+      builder.current?.querySelector<HTMLButtonElement>(target)?.focus();
+    });
   };
   const general = [errors[''], errors.logic, errors.groups].filter(Boolean);
 
   return (
-    <fieldset className="filter-builder" disabled={disabled} aria-describedby={general.length ? `${id}-errors` : undefined}>
+    <fieldset ref={builder} className="filter-builder" disabled={disabled} aria-describedby={general.length ? `${id}-errors` : undefined}>
       <legend>{label}</legend>
       <div className="field inline">
         <label htmlFor={`${id}-logic`}>Groups combine with</label>
@@ -80,12 +86,12 @@ export function FilterBuilder({ value, onChange, errors = {}, eventNames = [], d
           {errorsUnder(errors, `groups.${g}.filters`).length > 0 && !group.filters.length && (
             <p className="field-error">{errorsUnder(errors, `groups.${g}.filters`).join(' ')}</p>
           )}
-          <button type="button" onClick={() => addFilter(g)}>
+          <button type="button" data-add-filter={g} onClick={() => addFilter(g)}>
             Add a filter to group {g + 1}
           </button>
         </fieldset>
       ))}
-      <button type="button" onClick={() => setGroups([...value.groups, { filters: [newFilter()] }])}>
+      <button type="button" data-add-group onClick={() => setGroups([...value.groups, { filters: [newFilter()] }])}>
         Add a group
       </button>
       {eventNames.length > 0 && (
