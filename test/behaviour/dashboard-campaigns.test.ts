@@ -181,16 +181,28 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
   });
 
   it('a campaign composed with a filter audience, test-sent and sent: the emails reach the sink and the stats show', async () => {
+    const template = await project.api.post('/templates', {
+      name: 'Spring template',
+      subject: 'Spring is here',
+      body: '<p>Hello {{name ?? friend}}, spring is here.</p>',
+      from: `news@${domain.domain}`,
+      fromName: 'Shop',
+      type: 'MARKETING',
+    });
+    expect(template.status, JSON.stringify(template.body)).toBe(201);
     await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Campaigns' }).click();
     await page.getByText('No campaigns yet').waitFor();
     await page.getByRole('link', { name: 'New campaign' }).click();
     await page.getByRole('heading', { name: 'New campaign' }).waitFor();
     await page.getByLabel('Campaign name').fill('Spring launch');
-    await page.getByLabel('Subject').fill('Spring is here');
-    await page.getByLabel('Sender name (optional)').fill('Shop');
-    await page.getByLabel('From address').fill('news');
+    await page.getByLabel('From address').fill('sales');
+    // Starting from a template copies its content (and its sender, on a verified domain).
+    await page.getByLabel('Start from a template').selectOption({ label: 'Spring template' });
+    expect(await page.getByLabel('Subject', { exact: true }).inputValue()).toBe('Spring is here');
+    expect(await page.getByLabel('Sender name (optional)').inputValue()).toBe('Shop');
+    expect(await page.getByLabel('From address').inputValue()).toBe('news');
     expect(await page.getByLabel('Sending domain').inputValue()).toBe(domain.domain);
-    await page.getByRole('textbox', { name: 'HTML body' }).fill('<p>Hello {{name ?? friend}}, spring is here.</p>');
+    await expect.poll(() => page.getByRole('textbox', { name: 'HTML body' }).textContent()).toBe('<p>Hello {{name ?? friend}}, spring is here.</p>');
 
     // The audience: everyone first (subscribed only), then a filter built with the segment builder.
     const all = (await project.api.post('/campaigns/audience/count', { audienceType: 'ALL' })).body.data.count;
