@@ -60,6 +60,8 @@ beforeAll(async () => {
   }
   const tracked = await project.api.post('/v1/track', { email: 'cat@shop.example', event: 'signed-up' });
   expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
+  // The contacts' projection has caught up (distributed mode applies it a moment later).
+  await eventually(async () => ((await project.api.post('/segments/count', { condition })).body.data.count === 3 ? true : undefined), WAIT, 'the contacts and the event to be counted');
 });
 
 afterAll(async () => {
