@@ -12,9 +12,8 @@ import { serverFieldErrors, validate, type FieldErrors } from '../../forms/valid
 import { paths } from '../../paths.ts';
 import { listSegments, segmentKeys } from '../segments/api.ts';
 import { ConditionEditor } from '../segments/ConditionEditor.tsx';
-import { newCondition, relativeTo, type FilterCondition } from '../segments/filters.ts';
+import { newCondition, prefixed, relativeTo, type FilterCondition } from '../segments/filters.ts';
 import { LiveCount } from '../segments/LiveCount.tsx';
-import { prefixed } from '../segments/NewSegment.tsx';
 import { campaignKeys, campaignPath, countAudience, recipientsNoun, type Campaign } from './api.ts';
 import { HtmlEditor } from './HtmlEditor.tsx';
 

@@ -42,7 +42,6 @@ export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }
     view.current = editor;
     return () => editor.destroy();
     // The editor is made once; later values come in through the effect below.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   // A value set from outside (a template chosen) replaces the document.

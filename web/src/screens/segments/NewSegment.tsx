@@ -11,7 +11,7 @@ import { serverFieldErrors, validate, type FieldErrors } from '../../forms/valid
 import { paths } from '../../paths.ts';
 import { countCondition, segmentKeys, type Segment } from './api.ts';
 import { ConditionEditor } from './ConditionEditor.tsx';
-import { newCondition, relativeTo, type FilterCondition } from './filters.ts';
+import { newCondition, prefixed, relativeTo, type FilterCondition } from './filters.ts';
 import { contactsNoun } from './LiveCount.tsx';
 
 /** A new segment: dynamic (a condition, with its live count) or static (members added on its page). */
@@ -90,9 +90,4 @@ export function NewSegment() {
       </form>
     </Page>
   );
-}
-
-/** Errors of a nested value, keyed as the API keys them (`condition.groups.0…`). */
-export function prefixed(errors: FieldErrors | undefined, prefix: string): FieldErrors {
-  return Object.fromEntries(Object.entries(errors ?? {}).map(([key, message]) => [key === 'form' ? prefix : `${prefix}.${key}`, message]));
 }

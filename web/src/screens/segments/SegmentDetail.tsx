@@ -11,9 +11,8 @@ import { serverFieldErrors, validate, type FieldErrors } from '../../forms/valid
 import { paths } from '../../paths.ts';
 import { countCondition, segmentKeys, type Segment } from './api.ts';
 import { ConditionEditor } from './ConditionEditor.tsx';
-import { relativeTo, type FilterCondition } from './filters.ts';
+import { prefixed, relativeTo, type FilterCondition } from './filters.ts';
 import { contactsNoun } from './LiveCount.tsx';
-import { prefixed } from './NewSegment.tsx';
 import { SegmentMembers } from './SegmentMembers.tsx';
 import { StaticMembers } from './StaticMembers.tsx';
 

@@ -7,6 +7,7 @@ import { useCurrentProject } from '../../api/projects.ts';
 import { Loading } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
 import { segmentKeys, type Segment } from './api.ts';
+import { Pager } from './Pager.tsx';
 
 interface ContactPage {
   contacts: Contact[];
@@ -65,22 +66,5 @@ export function SegmentMembers({ segment }: { segment: Segment }) {
         </>
       )}
     </section>
-  );
-}
-
-/** Previous and next page, and where we are. */
-export function Pager({ page, totalPages, total, onPage, noun }: { page: number; totalPages: number; total: number; onPage: (p: number) => void; noun: string }) {
-  return (
-    <nav className="pager" aria-label={`Pages of ${noun}`}>
-      <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>
-        Previous page
-      </button>
-      <span>
-        Page {page} of {Math.max(totalPages, 1)} ({total.toLocaleString()} {noun})
-      </span>
-      <button type="button" onClick={() => onPage(page + 1)} disabled={page >= totalPages}>
-        Next page
-      </button>
-    </nav>
   );
 }

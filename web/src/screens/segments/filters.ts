@@ -135,3 +135,8 @@ export function relativeTo(errors: Record<string, string>, prefix: string): Reco
   }
   return out;
 }
+
+/** Errors of the condition checked on its own, keyed as the API keys them (`condition.groups.0…`). */
+export function prefixed(errors: Record<string, string> | undefined, prefix: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(errors ?? {}).map(([key, message]) => [key === 'form' ? prefix : `${prefix}.${key}`, message]));
+}
