@@ -116,7 +116,7 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     await page.getByRole('button', { name: 'Add a filter to group 2' }).click();
     await page.getByRole('button', { name: 'Remove group 2, filter 2' }).focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Add a filter to group 2');
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent')).toBe('Add a filter to group 2');
     expect(await filterRow(page, 2, 2).count()).toBe(0);
 
     const api = (await project.api.post('/segments/count', { condition })).body.data.count;
