@@ -180,6 +180,12 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     const second = (await project.api.get(`/segments/${id}/contacts?page=2&pageSize=20`)).body.data.contacts.map((c: { email: string }) => c.email);
     await expect.poll(() => rows.count()).toBe(second.length + 1);
     for (const email of second) await page.getByRole('cell', { name: email, exact: true }).waitFor();
+
+    await page.getByRole('button', { name: 'Delete segment' }).click();
+    await page.getByRole('button', { name: 'Delete now' }).click();
+    await at(/\/segments$/);
+    await page.getByRole('cell', { name: 'Pro customers' }).waitFor();
+    expect((await project.api.get(`/segments/${id}`)).status).toBe(404);
   });
 
   it('a campaign composed with a filter audience, test-sent and sent: the emails reach the sink and the stats show', async () => {
@@ -209,6 +215,11 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     // The audience: everyone first (subscribed only), then a filter built with the segment builder.
     const all = (await project.api.post('/campaigns/audience/count', { audienceType: 'ALL' })).body.data.count;
     expect(await shownCount()).toBe(all);
+    await page.getByRole('radio', { name: 'A segment' }).check();
+    await page.getByLabel('Segment', { exact: true }).selectOption(proSegmentId);
+    const inSegment = (await project.api.post('/campaigns/audience/count', { audienceType: 'SEGMENT', segmentId: proSegmentId })).body.data.count;
+    expect(inSegment).toBe(2); // ann and cat; dan is in the segment but unsubscribed
+    expect(await shownCount()).toBe(inSegment);
     await page.getByRole('radio', { name: 'Contacts matching a filter' }).check();
     const row = filterRow(page, 1, 1);
     await row.getByLabel('Field').selectOption('data.');
