@@ -2,11 +2,9 @@
 import { AppError, invalid } from '../../domain/errors.ts';
 import type { FilterCondition } from '../../domain/segments/filter.ts';
 
-export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
-export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+import { CANCELLABLE, DELETABLE, EDITABLE, SENDABLE, type AudienceType, type CampaignStatus } from './states.ts';
 
-export const AUDIENCE_TYPES = ['ALL', 'SEGMENT', 'FILTERED'] as const;
-export type AudienceType = (typeof AUDIENCE_TYPES)[number];
+export { AUDIENCE_TYPES, CAMPAIGN_STATUSES, type AudienceType, type CampaignStatus } from './states.ts';
 
 /** What a user writes: the campaign's content and audience. Copied whole by duplicate. */
 export interface CampaignContent {
@@ -84,12 +82,7 @@ export const SETTLE_CHECK_MS = 2_000;
 /** How long a batch waits when the mailer has not caught up with the previous ones. */
 export const BATCH_DEFER_MS = 500;
 
-const EDITABLE: CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
-const DELETABLE: CampaignStatus[] = ['DRAFT', 'CANCELLED'];
-const SENDABLE: CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
-const CANCELLABLE: CampaignStatus[] = ['SCHEDULED', 'SENDING'];
-
-const forbidden = (action: string, status: CampaignStatus, allowed: CampaignStatus[]) =>
+const forbidden = (action: string, status: CampaignStatus, allowed: readonly CampaignStatus[]) =>
   new AppError('INVALID_STATE', `A ${status} campaign cannot be ${action}`, {
     suggestion: `Only a campaign in ${allowed.join(' or ')} can be ${action}.`,
   });

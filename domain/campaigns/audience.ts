@@ -22,8 +22,11 @@ export class SegmentGoneError extends Error {
   }
 }
 
+/** What the audience is read from: a campaign, or an audience being composed. */
+export type AudienceSource = Pick<CampaignState, 'projectId' | 'audienceType' | 'segmentId' | 'audienceCondition'>;
+
 /** Relative conditions ("within 7 days") count back from `now`: the moment sending began. */
-export async function audienceOf(p: Platform, campaign: CampaignState, now: Date): Promise<Audience> {
+export async function audienceOf(p: Platform, campaign: AudienceSource, now: Date): Promise<Audience> {
   const base: Filter = { projectId: campaign.projectId, subscribed: true };
   if (campaign.audienceType === 'ALL') return { kind: 'contacts', filter: base };
   const types = await dataFieldTypes(p.store, campaign.projectId);
@@ -37,7 +40,7 @@ export async function audienceOf(p: Platform, campaign: CampaignState, now: Date
 }
 
 /** How many would receive it now; a deleted segment is reported, not read as empty. */
-export async function checkAudience(p: Platform, campaign: CampaignState, now: Date): Promise<AudienceCheck> {
+export async function checkAudience(p: Platform, campaign: AudienceSource, now: Date): Promise<AudienceCheck> {
   let audience: Audience;
   try {
     audience = await audienceOf(p, campaign, now);

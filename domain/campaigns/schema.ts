@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIENCE_TYPES, CAMPAIGN_STATUSES } from '../../actors/campaign/behaviour.ts';
+import { AUDIENCE_TYPES, CAMPAIGN_STATUSES } from '../../actors/campaign/states.ts';
 import { emailSchema } from '../contacts/schema.ts';
 import { LIMITS } from '../limits.ts';
 import { conditionInput } from '../segments/schema.ts';
@@ -50,6 +50,14 @@ export const updateCampaignSchema = z
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Give at least one field to change' });
 export type UpdateCampaignInput = z.output<typeof updateCampaignSchema>;
+
+/** POST /campaigns/audience/count: the audience fields of a campaign, checked as on create. */
+export const audienceCountSchema = z.strictObject({
+  audienceType: audienceTypeSchema,
+  segmentId: segmentIdSchema.nullable().optional().describe('Required when audienceType is SEGMENT'),
+  audienceCondition: conditionInput.optional().describe('FilterCondition; required when audienceType is FILTERED'),
+});
+export type AudienceCountInput = z.output<typeof audienceCountSchema>;
 
 export const sendCampaignSchema = z.strictObject({
   scheduledFor: z.iso

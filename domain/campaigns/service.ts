@@ -12,7 +12,8 @@ import { segments } from '../segments/collection.ts';
 import { compileCondition, type FilterCondition } from '../segments/filter.ts';
 import { renderTemplate, templateScope } from '../templates/render.ts';
 import { campaigns, toCampaign, type Campaign, type CampaignDoc } from './collection.ts';
-import type { CreateCampaignInput, ListCampaignsQuery, UpdateCampaignInput } from './schema.ts';
+import { checkAudience } from './audience.ts';
+import type { AudienceCountInput, CreateCampaignInput, ListCampaignsQuery, UpdateCampaignInput } from './schema.ts';
 import { pageOf } from '../paging.ts';
 
 /** A campaign of this project; another project's id is simply not found. */
@@ -26,7 +27,9 @@ async function getCampaignDoc(p: Platform, projectId: string, id: string): Promi
  * The audience fields must name what the type reads: SEGMENT an existing segment of the project,
  * FILTERED a valid condition (a bad filter is named `audienceCondition.groups.<i>.filters.<j>`).
  */
-async function checkAudienceFields(p: Platform, projectId: string, content: CampaignContent, changed: { segment: boolean; condition: boolean }) {
+type AudienceFields = Pick<CampaignContent, 'audienceType' | 'segmentId' | 'audienceCondition'>;
+
+async function checkAudienceFields(p: Platform, projectId: string, content: AudienceFields, changed: { segment: boolean; condition: boolean }) {
   if (content.audienceType === 'SEGMENT') {
     if (!content.segmentId) throw invalid('segmentId', 'segmentId is required when audienceType is SEGMENT', 'required');
     if (changed.segment && !(await segments(p.store).findOne({ _id: content.segmentId, projectId }, { projection: { _id: 1 } }))) {
@@ -41,6 +44,23 @@ async function checkAudienceFields(p: Platform, projectId: string, content: Camp
       compileCondition(content.audienceCondition, { now: new Date(), types: await dataFieldTypes(p.store, projectId), path: 'audienceCondition' });
     }
   }
+}
+
+/**
+ * POST /campaigns/audience/count: how many subscribed contacts an audience reaches now, as a send
+ * would size it (same checks, same query), without a campaign: the dashboard's live recipient
+ * count while composing. Suppressed addresses are among them (the delivery gate skips them).
+ */
+export async function countAudience(p: Platform, projectId: string, input: AudienceCountInput): Promise<{ count: number }> {
+  const audience: AudienceFields = {
+    audienceType: input.audienceType,
+    segmentId: input.audienceType === 'SEGMENT' ? (input.segmentId ?? null) : null,
+    audienceCondition: input.audienceType === 'FILTERED' ? ((input.audienceCondition ?? null) as FilterCondition | null) : null,
+  };
+  await checkAudienceFields(p, projectId, audience, { segment: true, condition: true });
+  const checked = await checkAudience(p, { projectId, ...audience }, new Date());
+  if (checked.kind === 'segmentMissing') throw invalid('segmentId', 'No segment with this id in the project', 'not_found');
+  return { count: checked.size };
 }
 
 export async function createCampaign(p: Platform, projectId: string, input: CreateCampaignInput): Promise<Campaign> {

@@ -1,8 +1,9 @@
 import type { Doc, DocumentStore } from '../../ports/store.ts';
 import type { FilterCondition } from './filter.ts';
 
-export const SEGMENT_TYPES = ['DYNAMIC', 'STATIC'] as const;
-export type SegmentType = (typeof SEGMENT_TYPES)[number];
+import type { SegmentType } from './vocabulary.ts';
+
+export { SEGMENT_TYPES, type SegmentType } from './vocabulary.ts';
 
 /**
  * A saved segment. `condition` is stored exactly as given (DYNAMIC; null for STATIC), so other

@@ -22,33 +22,18 @@ import { effectiveType, inferType, typesOf, type DataFieldTypes, type DataType }
 import { AppError, type FieldError } from '../errors.ts';
 import { LIMITS } from '../limits.ts';
 
-/** The operators that compare a value or test its presence (a workflow CONDITION's trigger data takes these). */
-export const VALUE_OPERATORS = [
-  'equals',
-  'notEquals',
-  'contains',
-  'notContains',
-  'greaterThan',
-  'lessThan',
-  'greaterThanOrEqual',
-  'lessThanOrEqual',
-  'exists',
-  'notExists',
-] as const;
+import {
+  APPLICABLE,
+  EMAIL_ACTIVITY,
+  FILTER_OPERATORS,
+  TIMED,
+  TIME_UNITS,
+  VALUELESS,
+  type FilterOperator,
+  type TimeUnit,
+} from './vocabulary.ts';
 
-export const FILTER_OPERATORS = [
-  ...VALUE_OPERATORS,
-  'within',
-  'olderThan',
-  'triggered',
-  'triggeredWithin',
-  'triggeredOlderThan',
-  'notTriggered',
-] as const;
-export type FilterOperator = (typeof FILTER_OPERATORS)[number];
-
-export const TIME_UNITS = ['days', 'hours', 'minutes'] as const;
-export type TimeUnit = (typeof TIME_UNITS)[number];
+export { EMAIL_ACTIVITY, FILTER_OPERATORS, TIME_UNITS, VALUE_OPERATORS, type FilterOperator, type TimeUnit } from './vocabulary.ts';
 
 export interface ConditionFilter {
   field: string;
@@ -70,12 +55,6 @@ const MAX_EVENT_NAME = LIMITS.eventName;
 const MAX_SPAN_MS = 36_525 * 86_400_000;
 const UNIT_MS: Record<TimeUnit, number> = { days: 86_400_000, hours: 3_600_000, minutes: 60_000 };
 
-/** The email activity fields and the system events whose summaries they read. */
-export const EMAIL_ACTIVITY: Record<string, string> = {
-  'email.opened': 'email.open',
-  'email.clicked': 'email.click',
-  'email.bounced': 'email.bounce',
-};
 
 export interface CompileOptions {
   /** The instant relative times (`within 7 days`) count back from. */
@@ -303,23 +282,6 @@ type FieldRef =
   | { kind: 'data'; key: string; path: string }
   | { kind: 'event'; name: string; path: string };
 
-/** Which operators each kind of field takes. */
-const APPLICABLE: Record<FieldRef['kind'], readonly FilterOperator[]> = {
-  email: ['equals', 'notEquals', 'contains', 'notContains', 'exists', 'notExists'],
-  subscribed: ['equals', 'notEquals', 'exists', 'notExists'],
-  timestamp: ['equals', 'notEquals', 'greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual', 'exists', 'notExists', 'within', 'olderThan'],
-  data: [
-    'equals', 'notEquals', 'contains', 'notContains', 'greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual',
-    'exists', 'notExists', 'within', 'olderThan',
-  ],
-  event: [
-    'greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual', 'exists', 'notExists',
-    'triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan',
-  ],
-};
-
-const TIMED: readonly FilterOperator[] = ['within', 'olderThan', 'triggeredWithin', 'triggeredOlderThan'];
-const VALUELESS: readonly FilterOperator[] = ['exists', 'notExists', 'triggered', 'notTriggered'];
 const FILTER_KEYS = new Set(['field', 'operator', 'value', 'unit']);
 
 const fail = (message: string, code = 'invalid_value'): never => {

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { contactSchema, emailSchema } from '../contacts/schema.ts';
 import { LIMITS } from '../limits.ts';
-import { SEGMENT_TYPES } from './collection.ts';
-import { FILTER_OPERATORS, TIME_UNITS } from './filter.ts';
+import { FILTER_OPERATORS, SEGMENT_TYPES, TIME_UNITS } from './vocabulary.ts';
 
 export const MAX_NAME = LIMITS.name;
 export const MAX_DESCRIPTION = LIMITS.description;
@@ -12,44 +11,38 @@ const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
 const descriptionSchema = z.string().max(MAX_DESCRIPTION);
 
 /**
- * The condition is checked by the compiler (domain/segments/filter.ts), which names a bad
- * filter by its path; the schema here only documents its shape.
+ * The shape of a FilterCondition, for the dashboard's filter builder (a form checks it before
+ * asking the API) and the OpenAPI document. What a filter means (which operator fits which field,
+ * a value's type) is the compiler's (domain/segments/filter.ts), which names a bad filter by its path.
  */
+export const filterConditionSchema = z.strictObject({
+  logic: z.enum(['AND', 'OR']),
+  groups: z
+    .array(
+      z.strictObject({
+        filters: z
+          .array(
+            z.strictObject({
+              field: z.string().min(1, 'Choose a field').max(LIMITS.eventName + 'event.'.length),
+              operator: z.enum(FILTER_OPERATORS),
+              value: z.union([z.string().max(LIMITS.filter.value), z.number(), z.boolean()]).optional(),
+              unit: z.enum(TIME_UNITS).optional(),
+            }),
+          )
+          .min(1, 'A group needs at least one filter')
+          .max(LIMITS.filter.filtersPerGroup),
+      }),
+    )
+    .min(1, 'A condition needs at least one group')
+    .max(LIMITS.filter.groups),
+});
+export type FilterConditionInput = z.output<typeof filterConditionSchema>;
+
+/** The condition as a request field: the compiler checks it, so that every bad part is named by its path. */
+const { $schema: _, ...conditionShape } = z.toJSONSchema(filterConditionSchema, { io: 'input' }) as Record<string, unknown>;
 export const conditionInput = z
   .unknown()
-  .meta({
-    type: 'object',
-    required: ['logic', 'groups'],
-    properties: {
-      logic: { enum: ['AND', 'OR'] },
-      groups: {
-        type: 'array',
-        minItems: 1,
-        maxItems: LIMITS.filter.groups,
-        items: {
-          type: 'object',
-          required: ['filters'],
-          properties: {
-            filters: {
-              type: 'array',
-              minItems: 1,
-              maxItems: LIMITS.filter.filtersPerGroup,
-              items: {
-                type: 'object',
-                required: ['field', 'operator'],
-                properties: {
-                  field: { type: 'string', minLength: 1, maxLength: LIMITS.eventName + 'event.'.length },
-                  operator: { enum: [...FILTER_OPERATORS] },
-                  value: { anyOf: [{ type: 'string', maxLength: LIMITS.filter.value }, { type: 'number' }, { type: 'boolean' }] },
-                  unit: { enum: [...TIME_UNITS] },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-  })
+  .meta(conditionShape)
   .describe(
     `FilterCondition {logic: "AND"|"OR", groups: [{filters: [{field, operator, value?, unit?}]}]}; ` +
       `operators: ${FILTER_OPERATORS.join(', ')}; units: ${TIME_UNITS.join(', ')}`,
@@ -120,6 +113,13 @@ export const segmentSchema = z.object({
     ),
 });
 export type Segment = z.infer<typeof segmentSchema>;
+
+/** POST /segments/count: how many contacts a condition selects, without saving it. */
+export const countConditionSchema = z.strictObject({ condition: conditionInput });
+export const conditionCountSchema = z.object({
+  count: z.number().int().describe('Contacts of the project the condition selects now (subscribed or not)'),
+  warnings: segmentSchema.shape.warnings,
+});
 
 export const segmentListItemSchema = segmentSchema.pick({ id: true, name: true, type: true, memberCount: true, trackMembership: true, createdAt: true });
 

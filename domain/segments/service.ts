@@ -69,6 +69,19 @@ async function checkCondition(p: Platform, projectId: string, condition: unknown
   return condition as FilterCondition;
 }
 
+/**
+ * POST /segments/count: how many contacts of the project a condition selects now, as a DYNAMIC
+ * segment with it would count them (same checks, same query), without saving anything: the
+ * dashboard's live count while a condition is edited.
+ */
+export async function countCondition(p: Platform, projectId: string, condition: unknown): Promise<{ count: number; warnings: Segment['warnings'] }> {
+  const types = await dataFieldTypes(p.store, projectId);
+  const now = new Date();
+  compileCondition(condition, { now, types });
+  const filter = { projectId, ...(await conditionQuery(p.store, projectId, condition, now, types)) };
+  return { count: await contacts(p.store).countDocuments(filter), warnings: conditionWarnings(condition, { now, types }) };
+}
+
 const slugTaken = (slug: string) =>
   new AppError('CONFLICT', `A segment with the slug "${slug}" already exists in this project`, {
     suggestion: 'Choose another name: the slug is the name lower-cased with spaces as hyphens.',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  audienceCountSchema,
   campaignSchema,
   campaignStatsSchema,
   createCampaignSchema,
@@ -11,6 +12,7 @@ import {
 import {
   campaignStats,
   cancelCampaign,
+  countAudience,
   createCampaign,
   deleteCampaign,
   duplicateCampaign,
@@ -49,6 +51,13 @@ export function campaignRoutes(p: Platform): RouteSpec[] {
       body: createCampaignSchema,
       response: campaignSchema,
       handle: ({ auth, body }) => createCampaign(p, auth.projectId, body),
+    }),
+    route({
+      method: 'post', path: '/campaigns/audience/count', tag: 'Campaigns', auth: 'secret',
+      summary: 'Count the subscribed contacts an audience (ALL, a segment, or a filter) reaches now, without a campaign',
+      body: audienceCountSchema,
+      response: z.object({ count: z.number().int().describe('Subscribed contacts a send now would queue') }),
+      handle: ({ auth, body }) => countAudience(p, auth.projectId, body),
     }),
     route({
       method: 'get', path: '/campaigns/:id', tag: 'Campaigns', auth: 'secret', errors: [404],

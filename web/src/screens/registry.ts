@@ -11,4 +11,6 @@ export const screens: Partial<Record<ScreenSlug, LazyExoticComponent<ComponentTy
   settings: lazy(() => import('./settings/Settings.tsx')),
   contacts: lazy(() => import('./contacts/Contacts.tsx')),
   events: lazy(() => import('./events/Events.tsx')),
+  segments: lazy(() => import('./segments/Segments.tsx')),
+  campaigns: lazy(() => import('./campaigns/Campaigns.tsx')),
 };

@@ -1,0 +1,54 @@
+import { html } from '@codemirror/lang-html';
+import { EditorView, basicSetup } from 'codemirror';
+import { useEffect, useRef } from 'react';
+
+interface Props {
+  /** The id of the visible label that names the editor. */
+  labelledBy: string;
+  value: string;
+  onChange: (value: string) => void;
+  describedBy?: string;
+  invalid?: boolean;
+}
+
+/**
+ * CodeMirror 6 with HTML highlighting and completion. Tab moves focus out (Escape then Tab, as
+ * CodeMirror documents) so keyboard users are never trapped; the visible label names it.
+ */
+export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }: Props) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const latest = useRef(onChange);
+  latest.current = onChange;
+
+  useEffect(() => {
+    const editor = new EditorView({
+      parent: host.current!,
+      doc: value,
+      extensions: [
+        basicSetup,
+        html(),
+        EditorView.lineWrapping,
+        EditorView.contentAttributes.of({
+          'aria-labelledby': labelledBy,
+          'aria-multiline': 'true',
+          ...(describedBy ? { 'aria-describedby': describedBy } : {}),
+        }),
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged) latest.current(update.state.doc.toString());
+        }),
+      ],
+    });
+    view.current = editor;
+    return () => editor.destroy();
+    // The editor is made once; later values come in through the effect below.
+  }, []);
+
+  // A value set from outside (a template chosen) replaces the document.
+  useEffect(() => {
+    const editor = view.current;
+    if (editor && editor.state.doc.toString() !== value) editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
+  }, [value]);
+
+  return <div ref={host} className="code-editor" aria-invalid={invalid ? true : undefined} />;
+}
