@@ -12,6 +12,9 @@ export default defineConfig({
     globalSetup: ['./test/build-web.setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // expect.poll gives up after this (vitest's own 1 s is shorter than a busy machine takes to
+    // draw a page); one that holds returns at once.
+    expect: { poll: { timeout: 15_000 } },
     // Behaviour suites start servers; two cores are better spent on one file at a time each.
     maxWorkers: 2,
     projects: [
@@ -27,6 +30,7 @@ export default defineConfig({
           env: { MAILROOM_TEST_MODE: 'distributed' },
           testTimeout: 120_000,
           hookTimeout: 180_000,
+          expect: { poll: { timeout: 60_000 } },
         },
       },
     ],
