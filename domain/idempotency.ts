@@ -6,7 +6,8 @@ import { newId, nowIso } from './ids.ts';
 
 interface IdempotencyDoc extends Doc {
   hash: string;
-  state: 'pending' | 'done';
+  /** `failed`: the work threw; a repeat runs it again at once (see `idempotent`). */
+  state: 'pending' | 'done' | 'failed';
   response?: unknown;
   /**
    * The id the work derives the ids of what it writes from (an event, emails): kept by a
@@ -35,8 +36,10 @@ const working = new Set<string>();
 /**
  * `Idempotency-Key`: the first request with a key does the work and its response is kept for
  * 24 h; a repeat with the same body gets that response back without doing the work again, a
- * repeat with another body is a 409. A failed first attempt keeps nothing, so it can be retried;
- * one cut off by a crash leaves its claim pending, and a repeat takes it over after WAIT_MS.
+ * repeat with another body is a 409. A failed attempt leaves its claim `failed`: a repeat runs
+ * the work again at once, with the same seed when the body is the same (the failure may have come
+ * after some of the work was written, when another process died under it) or afresh for another
+ * body; one cut off by a crash leaves its claim pending, and a repeat takes it over after WAIT_MS.
  * `work` gets the claim's seed (a fresh id without a key): the same for the first attempt and a
  * take-over, so the work can name what it writes after it and find what a crashed attempt wrote.
  */
@@ -56,10 +59,13 @@ export async function idempotent<T>(
   const _id = `${scope.projectId}/${scope.endpoint}/${scope.key}`;
   const hash = hashOf(body);
 
-  let seed = await claim(keys, _id, hash);
-  let resumed = false;
-  while (seed === null) {
+  let attempt = await claim(keys, _id, hash);
+  while (attempt === null) {
     const existing = await waitForFirst(keys, _id);
+    if (existing.state === 'failed') {
+      attempt = await claim(keys, _id, hash);
+      continue;
+    }
     if (existing.hash !== hash) {
       throw new AppError('CONFLICT', 'This Idempotency-Key was used with a different request body');
     }
@@ -72,34 +78,38 @@ export async function idempotent<T>(
     const takeOver = { _id, hash, state: 'pending', createdAt: existing.createdAt };
     const taken = (await keys.findOneAndUpdate(takeOver, { $set: { createdAt: nowIso() } })) as IdempotencyDoc | null;
     // A claim from before seeds were kept has none: its work cannot be found again.
-    if (taken) [seed, resumed] = [taken.seed ?? newId(), true];
+    if (taken) attempt = { seed: taken.seed ?? newId(), resumed: true };
   }
   working.add(_id);
   try {
-    const response = await work({ seed, resumed });
+    const response = await work(attempt);
     await keys.updateOne({ _id }, { $set: { state: 'done', response } });
     return { response, replayed: false };
   } catch (err) {
-    await keys.deleteOne({ _id });
+    await keys.updateOne({ _id }, { $set: { state: 'failed' } });
     throw err;
   } finally {
     working.delete(_id);
   }
 }
 
-/** Claims the key for this request; returns the claim's seed, or null when the key is taken. */
-async function claim(keys: ReturnType<Platform['store']['collection']>, _id: string, hash: string): Promise<string | null> {
+/** Claims the key for this request; returns the attempt, or null when the key is taken. */
+async function claim(keys: ReturnType<Platform['store']['collection']>, _id: string, hash: string): Promise<Attempt | null> {
   const doc: IdempotencyDoc = { _id, hash, state: 'pending', createdAt: nowIso(), seed: newId() };
   try {
     await keys.insertOne(doc);
-    return doc.seed!;
+    return { seed: doc.seed!, resumed: false };
   } catch (err) {
     if (!(err instanceof DuplicateKeyError)) throw err;
   }
-  // An expired key is free again.
+  // A failed attempt with this body: again, on its seed, as it may have written some of its work.
+  const retried = (await keys.findOneAndUpdate({ _id, hash, state: 'failed' }, { $set: { state: 'pending', createdAt: doc.createdAt } })) as IdempotencyDoc | null;
+  if (retried) return { seed: retried.seed ?? newId(), resumed: true };
+  // An expired key, or a failed attempt with another body, is free again.
   const stale = new Date(Date.now() - KEEP_MS).toISOString();
-  const taken = await keys.findOneAndUpdate({ _id, createdAt: { $lt: stale } }, { $set: { ...doc } });
-  return taken !== null ? doc.seed! : null;
+  const { _id: _, ...fresh } = doc;
+  const taken = await keys.findOneAndUpdate({ _id, $or: [{ createdAt: { $lt: stale } }, { state: 'failed' }] }, { $set: fresh });
+  return taken !== null ? { seed: doc.seed!, resumed: false } : null;
 }
 
 async function waitForFirst(keys: ReturnType<Platform['store']['collection']>, _id: string): Promise<IdempotencyDoc> {
@@ -107,7 +117,7 @@ async function waitForFirst(keys: ReturnType<Platform['store']['collection']>, _
   for (;;) {
     const doc = (await keys.findOne({ _id })) as IdempotencyDoc | null;
     if (!doc) throw new AppError('CONFLICT', 'The first request with this Idempotency-Key failed; retry it');
-    if (doc.state === 'done' || Date.now() > deadline) return doc;
+    if (doc.state !== 'pending' || Date.now() > deadline) return doc;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -436,7 +436,7 @@ describe('POST /v1/track', () => {
       expect(await contactEvents(project.api, responses[0].body.data.contact)).toHaveLength(1);
     });
 
-    it('keeps nothing for a first attempt that failed, so the key can be used again', async () => {
+    it('a first attempt that failed does not hold the key: the corrected call goes through', async () => {
       const key = `idem-${Date.now()}-failed`;
       const address = email('idem-failed');
       const refused = await project.api.post('/v1/track', { email: address, event: 'email.sent' }, withKey(key));
