@@ -9,4 +9,7 @@ import type { ScreenSlug } from '../paths.ts';
 export const screens: Partial<Record<ScreenSlug, LazyExoticComponent<ComponentType>>> = {
   overview: lazy(() => import('./overview/Overview.tsx')),
   settings: lazy(() => import('./settings/Settings.tsx')),
+  workflows: lazy(() => import('./workflows/Workflows.tsx')),
+  templates: lazy(() => import('./templates/Templates.tsx')),
+  domains: lazy(() => import('./domains/Domains.tsx')),
 };
