@@ -208,7 +208,10 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
   it('a waiting execution is cancelled from the list, and cancel-all stops the rest', async () => {
     // A long delay so executions wait: the DELAY step edited in the side panel.
     const delay = await stepNamed('Wait a moment');
-    await node(delay.id).click();
+    // By keyboard: a focused step opens in the side panel with Enter.
+    await node(delay.id).focus();
+    await page.keyboard.press('Enter');
+    await panel().getByRole('heading', { name: 'Delay step' }).waitFor();
     await panel().getByLabel('Wait for').fill('2');
     await panel().getByLabel('Unit').selectOption('days');
     await panel().getByRole('button', { name: 'Save step' }).click();

@@ -85,7 +85,12 @@ export function Graph({ steps, transitions, selectedStepId, path, onSelect, onMo
       <ReactFlow
         nodes={nodes}
         edges={edges}
-        onNodesChange={(changes: NodeChange[]) => setNodes((current) => applyNodeChanges(changes.filter((c) => c.type !== 'remove'), current))}
+        onNodesChange={(changes: NodeChange[]) => {
+          setNodes((current) => applyNodeChanges(changes.filter((c) => c.type !== 'remove'), current));
+          // Enter or Space on a focused step selects it, as a click does: the side panel opens.
+          const picked = changes.find((c) => c.type === 'select' && c.selected);
+          if (picked && 'id' in picked && picked.id !== selectedStepId) onSelect(picked.id);
+        }}
         onNodeClick={(_, node) => onSelect(node.id)}
         onNodeDragStop={(_, node) => onMove(node.id, { x: Math.round(node.position.x), y: Math.round(node.position.y) })}
         onConnect={(c: Connection) => c.source && c.target && onConnect(c.source, c.target)}
