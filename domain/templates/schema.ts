@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailSchema } from '../contacts/schema.ts';
 import { LIMITS } from '../limits.ts';
 
 /** Plain zod and limits only: the dashboard's template form validates with these schemas too. */
@@ -119,3 +120,6 @@ export const listTemplatesQuery = z.object({
   type: typeSchema.optional(),
 });
 export type ListTemplatesQuery = z.output<typeof listTemplatesQuery>;
+
+/** POST /templates/:id/test. */
+export const testTemplateSchema = z.strictObject({ email: emailSchema.describe('Where the test goes; a contact of the project gets its own data') });

@@ -126,13 +126,13 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
     expect(templates[0].body).toContain('<h1>Hello {{ firstName ?? friend }}</h1><p>from {{ company }}');
   });
 
-  it('the template is test-sent to the contact and reaches the SMTP sink rendered with its data', async () => {
+  it('the template is test-sent to the contact and reaches the SMTP sink, marked as a test, rendered with its data', async () => {
     await page.getByLabel('Preview with contact').selectOption({ label: 'ann@example.com' });
     await expect.poll(() => page.getByLabel('Send the test to').inputValue()).toBe('ann@example.com');
     await page.getByRole('button', { name: 'Send test' }).click();
     await page.getByText('Sent to ann@example.com.').waitFor();
     const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('ann@example.com'), byMode({ embedded: 20_000, distributed: 90_000 }));
-    expect(mail.parsed.subject).toBe('Hi Ann');
+    expect(mail.parsed.subject).toBe('[TEST] Hi Ann');
     expect(mail.parsed.html).toContain('Hello Ann');
     expect(mail.parsed.html).toContain('from Acme &amp; Co');
     await screenshot(page, 'templates');
