@@ -155,7 +155,6 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
     await page.getByLabel('Search by name').fill('rece');
     await expect.poll(() => rows.count()).toBe(2);
     await rows.nth(1).getByRole('link', { name: 'Receipt' }).waitFor();
-    await screenshot(page, 'templates-list');
     expect(errors).toEqual([]);
   });
 });

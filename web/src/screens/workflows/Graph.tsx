@@ -87,9 +87,11 @@ export function Graph({ steps, transitions, selectedStepId, path, onSelect, onMo
         edges={edges}
         onNodesChange={(changes: NodeChange[]) => {
           setNodes((current) => applyNodeChanges(changes.filter((c) => c.type !== 'remove'), current));
-          // Enter or Space on a focused step selects it, as a click does: the side panel opens.
+          // Enter or Space on a focused step selects it, as a click does: the side panel opens. Only
+          // for the step that has focus: a selection the graph makes by itself opens nothing.
           const picked = changes.find((c) => c.type === 'select' && c.selected);
-          if (picked && 'id' in picked && picked.id !== selectedStepId) onSelect(picked.id);
+          const focused = document.activeElement?.closest('.react-flow__node')?.getAttribute('data-id');
+          if (picked && 'id' in picked && picked.id === focused && picked.id !== selectedStepId) onSelect(picked.id);
         }}
         onNodeClick={(_, node) => onSelect(node.id)}
         onNodeDragStop={(_, node) => onMove(node.id, { x: Math.round(node.position.x), y: Math.round(node.position.y) })}
