@@ -51,7 +51,7 @@ async function addStep(type: string, name: string, fill: () => Promise<void>, af
   if (branch) await panel().getByLabel('Branch').selectOption(branch);
   await panel().getByRole('button', { name: 'Add step' }).click();
   // Once added, the panel edits the new step.
-  await panel().getByRole('heading', { name: `${type} step` }).waitFor();
+  await panel().getByRole('heading', { name: `${type} step`, exact: true }).waitFor();
   await expect.poll(async () => (await workflow()).steps.some((s) => s.name === name)).toBe(true);
 }
 
@@ -211,7 +211,7 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     // By keyboard: a focused step opens in the side panel with Enter.
     await node(delay.id).focus();
     await page.keyboard.press('Enter');
-    await panel().getByRole('heading', { name: 'Delay step' }).waitFor();
+    await panel().getByRole('heading', { name: 'Delay step', exact: true }).waitFor();
     await panel().getByLabel('Wait for').fill('2');
     await panel().getByLabel('Unit').selectOption('days');
     await panel().getByRole('button', { name: 'Save step' }).click();

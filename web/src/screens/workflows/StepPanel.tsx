@@ -86,7 +86,7 @@ export function StepPanel({ projectId, steps, transitions, actions, step, draft,
             {pending ? 'Saving…' : step ? 'Save step' : 'Add step'}
           </button>
         )}{' '}
-        <button type="button" onClick={() => onDone(step?.id)}>
+        <button type="button" onClick={() => onDone()}>
           {step ? 'Close' : 'Cancel'}
         </button>{' '}
         {step && type !== 'TRIGGER' && (

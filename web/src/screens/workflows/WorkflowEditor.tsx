@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
@@ -37,6 +37,15 @@ function Editor({ workflow }: { workflow: WorkflowWithSteps }) {
   const [draft, setDraft] = useState<Draft>();
   const [pending, setPending] = useState<{ from: string; to: string }>();
   const [shown, setShown] = useState<Execution>();
+  // A save that finishes after the user moved on (another step or palette choice) must not close what they opened since.
+  const current = useRef<Draft | string | undefined>(undefined);
+  current.current = draft ?? selected;
+  const opened = draft ?? selected;
+  const done = (id?: string) => {
+    if (current.current !== opened) return;
+    setDraft(undefined);
+    setSelected(id);
+  };
   const { say } = useNotices();
   const stepOf = (id?: string) => workflow.steps.find((s) => s.id === id);
   const selectedStep = stepOf(selected);
@@ -91,7 +100,7 @@ function Editor({ workflow }: { workflow: WorkflowWithSteps }) {
               actions={actions}
               step={draft ? undefined : selectedStep}
               draft={draft}
-              onDone={(id) => (setDraft(undefined), setSelected(id))}
+              onDone={done}
             />
           )}
         </div>
