@@ -1,4 +1,4 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { createStepSchema, patchStepSchema, stepConfigSchemas } from '../../../../domain/workflows/schema.ts';
 import { errorMessage } from '../../api/client.ts';
 import { Field, FormError } from '../../forms/Field.tsx';
@@ -40,6 +40,10 @@ export function StepPanel({ projectId, steps, transitions, actions, step, draft,
   const [branch, setBranch] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
   const titleId = useId();
+  // The panel takes focus when it opens (a step chosen, a palette choice, a step saved), so
+  // keyboard and screen-reader users land on it rather than on a button that went away.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
   const fromStep = steps.find((s) => s.id === from);
   const pending = actions.saveStep.isPending || actions.addStep.isPending;
   const failure = actions.addStep.error ?? actions.saveStep.error ?? actions.deleteStep.error;
@@ -74,7 +78,7 @@ export function StepPanel({ projectId, steps, transitions, actions, step, draft,
 
   return (
     <aside className="card step-panel" aria-labelledby={titleId}>
-      <h2 id={titleId}>{step ? `${STEP_LABELS[type].label} step` : `New ${STEP_LABELS[type].label.toLowerCase()} step`}</h2>
+      <h2 id={titleId} ref={heading} tabIndex={-1}>{step ? `${STEP_LABELS[type].label} step` : `New ${STEP_LABELS[type].label.toLowerCase()} step`}</h2>
       <p className="hint">{STEP_LABELS[type].does}.</p>
       <form onSubmit={submit} noValidate>
         <FormError message={failure ? errorMessage(failure) : undefined} />
