@@ -14,4 +14,5 @@ export const STEP_LABELS: Record<StepType, { label: string; does: string }> = {
   EXIT: { label: 'Exit', does: 'Ends the execution' },
 };
 
-export const BRANCH_LABELS: Record<Branch, string> = { yes: 'yes', no: 'no', event: 'event came', timeout: 'timed out' };
+/** The branch names as the API writes them, so the graph, the docs and the API read alike. */
+export const BRANCH_LABELS: Record<Branch, string> = { yes: 'yes', no: 'no', event: 'event', timeout: 'timeout' };
