@@ -152,7 +152,7 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     expect(drawn.steps.find((s) => s.name === 'Free welcome')!.config).toEqual({ templateId: templates.free });
   });
 
-  it('a step dragged to a new place keeps its position', async () => {
+  it("a step dragged to a new place, or moved with the arrow keys, keeps its position", async () => {
     const free = await stepNamed('Free welcome');
     await node(free.id).scrollIntoViewIfNeeded();
     const box = (await node(free.id).boundingBox())!;
@@ -161,6 +161,12 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     await page.mouse.move(box.x + box.width / 2 + 250, box.y + box.height / 2, { steps: 10 });
     await page.mouse.up();
     await expect.poll(async () => (await stepNamed('Free welcome')).position.x, { timeout: 10_000 }).toBeGreaterThan(free.position.x + 100);
+
+    // By keyboard: a focused, selected step moves with the arrow keys, and its place is saved too.
+    const moved = await stepNamed('Free welcome');
+    await node(free.id).focus();
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+    await expect.poll(async () => (await stepNamed('Free welcome')).position.y, { timeout: 10_000 }).toBe(moved.position.y + 20);
   });
 
   it('enabled on screen, the workflow runs for a tracked event: each contact gets the email of its branch', async () => {

@@ -11,7 +11,7 @@ import {
   useReactFlow,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { BRANCH_LABELS, branchesOf, STEP_LABELS } from './steps.ts';
 import type { Step, Transition } from './types.ts';
 
@@ -62,6 +62,15 @@ export function Graph({ steps, transitions, selectedStepId, path, onSelect, onMo
   const [nodes, setNodes] = useState<Node[]>(fromSteps);
   useEffect(() => setNodes(fromSteps), [fromSteps]);
 
+  // A position is saved once the step has settled: at the end of a drag, or after a burst of
+  // arrow-key moves (each press moves it 5 px), not on every intermediate position.
+  const pendingMoves = useRef(new Map<string, ReturnType<typeof setTimeout>>());
+  useEffect(() => () => pendingMoves.current.forEach(clearTimeout), []);
+  function settle(id: string, position: { x: number; y: number }) {
+    clearTimeout(pendingMoves.current.get(id));
+    pendingMoves.current.set(id, setTimeout(() => onMove(id, { x: Math.round(position.x), y: Math.round(position.y) }), 400));
+  }
+
   const edges = useMemo(
     (): Edge[] =>
       transitions.map((t) => {
@@ -87,6 +96,7 @@ export function Graph({ steps, transitions, selectedStepId, path, onSelect, onMo
         edges={edges}
         onNodesChange={(changes: NodeChange[]) => {
           setNodes((current) => applyNodeChanges(changes.filter((c) => c.type !== 'remove'), current));
+          for (const c of changes) if (c.type === 'position' && !c.dragging && c.position) settle(c.id, c.position);
           // Enter or Space on a focused step selects it, as a click does: the side panel opens. Only
           // for the step that has focus: a selection the graph makes by itself opens nothing.
           const picked = changes.find((c) => c.type === 'select' && c.selected);
@@ -94,7 +104,6 @@ export function Graph({ steps, transitions, selectedStepId, path, onSelect, onMo
           if (picked && 'id' in picked && picked.id === focused && picked.id !== selectedStepId) onSelect(picked.id);
         }}
         onNodeClick={(_, node) => onSelect(node.id)}
-        onNodeDragStop={(_, node) => onMove(node.id, { x: Math.round(node.position.x), y: Math.round(node.position.y) })}
         onConnect={(c: Connection) => c.source && c.target && onConnect(c.source, c.target)}
         onEdgesDelete={(deleted) => onDeleteTransitions(deleted.map((e) => e.id))}
         onNodesDelete={(deleted) => onDeleteSteps(deleted.map((n) => n.id))}
