@@ -44,7 +44,7 @@ const panel = () => page.getByRole('complementary');
 
 /** Chooses a step type from the palette, fills its panel and adds it (after the step named `after`, on `branch`). */
 async function addStep(type: string, name: string, fill: () => Promise<void>, after: string, branch?: string) {
-  await page.getByRole('toolbar', { name: 'Add a step' }).getByRole('button', { name: `+ ${type}` }).click();
+  await page.getByRole('group', { name: 'Add a step' }).getByRole('button', { name: `+ ${type}` }).click();
   await panel().getByLabel('Step name').fill(name);
   await fill();
   await panel().getByLabel('Comes after').selectOption({ label: after });

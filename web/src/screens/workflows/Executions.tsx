@@ -85,7 +85,7 @@ export function Executions(props: { projectId: string; workflowId: string; steps
             </thead>
             <tbody>
               {list.data.executions.map((e) => (
-                <tr key={e.id} aria-selected={e.id === shown}>
+                <tr key={e.id} className={e.id === shown ? 'shown' : undefined}>
                   <td className="mono">
                     <Link to={paths.screen(projectId, 'contacts', `/${encodeURIComponent(e.contactId)}`)}>{e.contactId}</Link>
                   </td>
