@@ -219,7 +219,7 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     await page.keyboard.press('Enter');
     await panel().getByRole('heading', { name: 'Delay step', exact: true }).waitFor();
     // Focus moves into the panel that opened.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Delay step');
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent')).toBe('Delay step');
     await panel().getByLabel('Wait for').fill('2');
     await panel().getByLabel('Unit').selectOption('days');
     await panel().getByRole('button', { name: 'Save step' }).click();
