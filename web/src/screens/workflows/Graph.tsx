@@ -58,18 +58,27 @@ export function Graph({ steps, transitions, selectedStepId, path, onSelect, onMo
       })),
     [steps, selectedStepId, onPath],
   );
-  // Local copy so a drag moves smoothly; a fresh read of the workflow replaces it.
+  // Local copy so a drag moves smoothly.
   const [nodes, setNodes] = useState<Node[]>(fromSteps);
-  useEffect(() => setNodes(fromSteps), [fromSteps]);
-
   // A position is saved once the step has settled: at the end of a drag, or after a burst of
   // arrow-key moves (each press moves it 5 px), not on every intermediate position.
   const pendingMoves = useRef(new Map<string, ReturnType<typeof setTimeout>>());
   useEffect(() => () => pendingMoves.current.forEach(clearTimeout), []);
   function settle(id: string, position: { x: number; y: number }) {
     clearTimeout(pendingMoves.current.get(id));
-    pendingMoves.current.set(id, setTimeout(() => onMove(id, { x: Math.round(position.x), y: Math.round(position.y) }), 400));
+    pendingMoves.current.set(
+      id,
+      setTimeout(() => {
+        pendingMoves.current.delete(id);
+        onMove(id, { x: Math.round(position.x), y: Math.round(position.y) });
+      }, 400),
+    );
   }
+  // A fresh read of the workflow replaces the nodes, except where a move is still to be saved.
+  useEffect(
+    () => setNodes((current) => fromSteps.map((n) => (pendingMoves.current.has(n.id) ? { ...n, position: current.find((c) => c.id === n.id)?.position ?? n.position } : n))),
+    [fromSteps],
+  );
 
   const edges = useMemo(
     (): Edge[] =>
