@@ -11,6 +11,8 @@ import { byMode, startInstance, type Instance } from '../harness/instance.ts';
  * in the HTML editor whose sandboxed preview shows a contact's data, saved and test-sent to the
  * SMTP sink. What the screens show is checked against the API.
  */
+/** How long a check of the page or the API may take to come true (a distributed hop is slower). */
+const POLL = { timeout: byMode({ embedded: 10_000, distributed: 60_000 }) };
 let instance: Instance;
 let browser: Browser;
 let page: Page;
@@ -60,7 +62,7 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
     // The records as the screen shows them, in the API's order.
     const [added] = await domains();
     const rows = card.getByRole('row');
-    await expect.poll(() => rows.count()).toBe(added.records.length + 1);
+    await expect.poll(() => rows.count(), POLL).toBe(added.records.length + 1);
     const shown: DomainRecord[] = [];
     for (let i = 1; i <= added.records.length; i++) {
       const cells = rows.nth(i).getByRole('cell');
@@ -77,7 +79,7 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
 
     // Nothing published yet: Verify says which records are missing.
     await card.getByRole('button', { name: `Verify ${domainName}` }).click();
-    await expect.poll(() => rows.nth(1).getByRole('cell').nth(4).textContent()).toBe('Missing');
+    await expect.poll(() => rows.nth(1).getByRole('cell').nth(4).textContent(), POLL).toBe('Missing');
     expect((await domains())[0].verified).toBe(false);
 
     publishRecords(instance.dns, shown);
@@ -110,11 +112,11 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
     await editor.pressSequentially('<h1>Hello {{ firstName ?? friend }}</h1><p>from {{ company }}', { delay: 5 });
 
     // No contact chosen: fallbacks.
-    await expect.poll(() => preview().textContent()).toContain('Hello friend');
+    await expect.poll(() => preview().textContent(), POLL).toContain('Hello friend');
     await page.getByLabel('Find a contact by email').fill('ann@');
     await page.getByLabel('Preview with contact').selectOption({ label: 'ann@example.com' });
-    await expect.poll(() => preview().textContent()).toContain('Hello Ann');
-    await expect.poll(() => preview().locator('p').textContent()).toContain('from Acme & Co');
+    await expect.poll(() => preview().textContent(), POLL).toContain('Hello Ann');
+    await expect.poll(() => preview().locator('p').textContent(), POLL).toContain('from Acme & Co');
     expect(await page.getByTestId('preview-subject').textContent()).toBe('Hi Ann');
     expect(await page.locator('iframe[title="Preview of the email"]').getAttribute('sandbox')).toBe('');
 
@@ -128,7 +130,7 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
 
   it('the template is test-sent to the contact and reaches the SMTP sink, marked as a test, rendered with its data', async () => {
     await page.getByLabel('Preview with contact').selectOption({ label: 'ann@example.com' });
-    await expect.poll(() => page.getByLabel('Send the test to').inputValue()).toBe('ann@example.com');
+    await expect.poll(() => page.getByLabel('Send the test to').inputValue(), POLL).toBe('ann@example.com');
     await page.getByRole('button', { name: 'Send test' }).click();
     await page.getByText('Sent to ann@example.com.').waitFor();
     const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('ann@example.com'), byMode({ embedded: 20_000, distributed: 90_000 }));
@@ -141,19 +143,19 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
   it('an edit is saved as a PATCH; the list finds templates by name and type as the API does', async () => {
     await page.getByLabel('Type').selectOption('MARKETING');
     await page.getByRole('button', { name: 'Save template' }).click();
-    await expect.poll(async () => (await project.api.get('/templates')).body.data.templates[0].type).toBe('MARKETING');
+    await expect.poll(async () => (await project.api.get('/templates')).body.data.templates[0].type, POLL).toBe('MARKETING');
     await project.api.post('/templates', { name: 'Receipt', subject: 'Your receipt', body: '<p>Thanks</p>', from: `billing@${domainName}` });
 
     await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Templates' }).click();
     const rows = page.getByRole('row');
-    await expect.poll(() => rows.count()).toBe(3);
+    await expect.poll(() => rows.count(), POLL).toBe(3);
     await page.getByLabel('Type').selectOption('MARKETING');
     const marketing = (await project.api.get('/templates?type=MARKETING')).body.data.templates;
-    await expect.poll(() => rows.count()).toBe(marketing.length + 1);
+    await expect.poll(() => rows.count(), POLL).toBe(marketing.length + 1);
     await rows.nth(1).getByRole('link', { name: 'Welcome' }).waitFor();
     await page.getByLabel('Type').selectOption('');
     await page.getByLabel('Search by name').fill('rece');
-    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => rows.count(), POLL).toBe(2);
     await rows.nth(1).getByRole('link', { name: 'Receipt' }).waitFor();
     expect(errors).toEqual([]);
   });

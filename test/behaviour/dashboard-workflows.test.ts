@@ -13,6 +13,8 @@ import { byMode, startInstance, type Instance } from '../harness/instance.ts';
  * the screen shows an execution's path through the graph. What the editor drew is checked
  * against the API.
  */
+/** How long a check of the page or the API may take to come true (a distributed hop is slower). */
+const POLL = { timeout: byMode({ embedded: 10_000, distributed: 60_000 }) };
 let instance: Instance;
 let browser: Browser;
 let page: Page;
@@ -52,7 +54,7 @@ async function addStep(type: string, name: string, fill: () => Promise<void>, af
   await panel().getByRole('button', { name: 'Add step' }).click();
   // Once added, the panel edits the new step.
   await panel().getByRole('heading', { name: `${type} step`, exact: true }).waitFor();
-  await expect.poll(async () => (await workflow()).steps.some((s) => s.name === name)).toBe(true);
+  await expect.poll(async () => (await workflow()).steps.some((s) => s.name === name), POLL).toBe(true);
 }
 
 /** Drags with the mouse from the bottom handle of one node to the top handle of another. */
@@ -160,20 +162,20 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     await page.mouse.down();
     await page.mouse.move(box.x + box.width / 2 + 250, box.y + box.height / 2, { steps: 10 });
     await page.mouse.up();
-    await expect.poll(async () => (await stepNamed('Free welcome')).position.x, { timeout: 10_000 }).toBeGreaterThan(free.position.x + 100);
+    await expect.poll(async () => (await stepNamed('Free welcome')).position.x, POLL).toBeGreaterThan(free.position.x + 100);
 
     // By keyboard: a focused, selected step moves with the arrow keys, and its place is saved too.
     const moved = await stepNamed('Free welcome');
     await node(free.id).focus();
     for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-    await expect.poll(async () => (await stepNamed('Free welcome')).position.y, { timeout: 10_000 }).toBe(moved.position.y + 20);
+    await expect.poll(async () => (await stepNamed('Free welcome')).position.y, POLL).toBe(moved.position.y + 20);
   });
 
   it('enabled on screen, the workflow runs for a tracked event: each contact gets the email of its branch', async () => {
     await page.getByLabel('Enabled: new executions start on the trigger event').check();
-    await expect.poll(async () => (await workflow()).enabled).toBe(true);
+    await expect.poll(async () => (await workflow()).enabled, POLL).toBe(true);
     await page.getByLabel('Allow re-entry: a contact may go through it again on every event').check();
-    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}`)).body.data.allowReentry).toBe(true);
+    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}`)).body.data.allowReentry, POLL).toBe(true);
 
     for (const [email, plan] of [['ann@example.com', 'pro'], ['bob@example.com', 'free']]) {
       const tracked = await project.api.post('/v1/track', { email, event: 'signed-up', data: { plan, firstName: email.slice(0, 3) } });
@@ -194,7 +196,7 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
   it("the executions list shows them, filtered by status, and an execution's path is highlighted in the graph", async () => {
     const executions = page.getByRole('region', { name: 'Executions' });
     await page.getByLabel('Status', { exact: true }).selectOption('COMPLETED');
-    await expect.poll(() => executions.getByRole('row').count(), { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => executions.getByRole('row').count(), POLL).toBe(3);
     const ann = (await project.api.get('/contacts?search=ann@example.com')).body.data.contacts[0];
     const row = executions.getByRole('row').filter({ hasText: ann.id });
     await row.getByRole('button', { name: 'Show path' }).click();
@@ -219,23 +221,23 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     await page.keyboard.press('Enter');
     await panel().getByRole('heading', { name: 'Delay step', exact: true }).waitFor();
     // Focus moves into the panel that opened.
-    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent')).toBe('Delay step');
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.textContent'), POLL).toBe('Delay step');
     await panel().getByLabel('Wait for').fill('2');
     await panel().getByLabel('Unit').selectOption('days');
     await panel().getByRole('button', { name: 'Save step' }).click();
-    await expect.poll(async () => (await stepNamed('Wait a moment')).config).toEqual({ amount: 2, unit: 'days' });
+    await expect.poll(async () => (await stepNamed('Wait a moment')).config, POLL).toEqual({ amount: 2, unit: 'days' });
 
     for (const email of ['cid@example.com', 'dee@example.com']) await project.api.post('/v1/track', { email, event: 'signed-up', data: { plan: 'free' } });
-    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}/executions?status=WAITING`)).body.data.total, { timeout: 20_000 }).toBe(2);
+    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}/executions?status=WAITING`)).body.data.total, POLL).toBe(2);
 
     const executions = page.getByRole('region', { name: 'Executions' });
     await page.getByLabel('Status', { exact: true }).selectOption('WAITING');
-    await expect.poll(() => executions.getByRole('row').count(), { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => executions.getByRole('row').count(), POLL).toBe(3);
     await executions.getByRole('row').nth(1).getByRole('button', { name: 'Cancel' }).click();
-    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}/executions?status=CANCELLED`)).body.data.total).toBe(1);
+    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}/executions?status=CANCELLED`)).body.data.total, POLL).toBe(1);
     await executions.getByRole('button', { name: 'Cancel all executions' }).click();
     await executions.getByRole('button', { name: 'Cancel them all' }).click();
-    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}/executions?status=WAITING`)).body.data.total).toBe(0);
+    await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}/executions?status=WAITING`)).body.data.total, POLL).toBe(0);
     await executions.getByText('No execution with this status.').waitFor();
   });
 
