@@ -47,9 +47,13 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
   });
 
   it("a domain the API refuses shows the API's message on the field and adds nothing", async () => {
+    const refused = await instance.api.post('/domains', { projectId: project.projectId, domain: 'https://example.com/path' }, { auth: project.token });
+    expect(refused.status).toBe(422);
+    const message = refused.body.error.errors.find((e: { field: string }) => e.field === 'domain').message;
     await page.getByLabel('Domain name').fill('https://example.com/path');
     await page.getByRole('button', { name: 'Add domain' }).click();
-    await page.locator('.field-error').first().waitFor();
+    await page.getByText(message, { exact: true }).waitFor();
+    expect(await page.getByLabel('Domain name').getAttribute('aria-invalid')).toBe('true');
     expect(await domains()).toEqual([]);
   });
 
