@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WEB = join(ROOT, 'web');
 const DIST = join(WEB, 'dist');
-/** What the bundle is made of: the app and the shared schema files it imports from domain/. */
-const SOURCES = [join(WEB, 'src'), join(WEB, 'index.html'), join(WEB, 'vite.config.ts'), join(ROOT, 'domain'), join(ROOT, 'package-lock.json')];
+/** What the bundle is made of: the app and the shared files it imports from domain/ (and the workflow step and status lists of actors/). */
+const SOURCES = [join(WEB, 'src'), join(WEB, 'index.html'), join(WEB, 'vite.config.ts'), join(ROOT, 'domain'), join(ROOT, 'actors'), join(ROOT, 'package-lock.json')];
 
 async function newest(path: string): Promise<number> {
   const info = await stat(path).catch(() => null);

@@ -64,6 +64,11 @@ export interface ExecutionState {
   wait: Wait | null;
   /** Steps entered so far: numbers each visit of a step, for idempotent effects and reminder names. */
   visits: number;
+  /**
+   * The steps entered, in order, TRIGGER first (the last PATH_LIMIT of them): the execution's path
+   * through the graph, which the dashboard draws. Absent in states saved before it was kept.
+   */
+  path?: string[];
   /** Failed attempts of the current step (WEBHOOK retries). */
   attempts: number;
   /** The current step's last thrown failure and how many times in a row it came (absent in older states). */
@@ -112,6 +117,8 @@ export const THREW_RETRY_DELAYS_MS = [2_000, 10_000, 60_000, 300_000, 900_000];
  * outage but a step that cannot succeed: the execution fails with it instead of retrying for ever.
  */
 export const SAME_FAILURE_LIMIT = 8;
+/** How many entered steps an execution keeps as its path (a loop through a DELAY could go on for ever). */
+export const PATH_LIMIT = 200;
 
 const ACTION_STEPS: StepType[] = ['SEND_EMAIL', 'CONDITION', 'WEBHOOK', 'UPDATE_CONTACT'];
 /** Steps run in a turn of their own (a reminder), so a slow endpoint never holds the turn that reached them. */
@@ -136,6 +143,7 @@ export function decide(state: ExecutionState | undefined, command: ExecutionComm
       trigger: command.trigger,
       wait: null,
       visits: 0,
+      path: trigger ? [trigger.id] : [],
       attempts: 0,
       reason: null,
       createdAt: at,
@@ -258,7 +266,8 @@ export function nextTransition(transitions: TransitionDef[], fromStepId: string,
 function enter(state: ExecutionState, step: StepDef, definition: Definition, now: Date, counts: boolean): Decision {
   const at = now.toISOString();
   const visits = counts ? state.visits + 1 : state.visits;
-  const arrived: ExecutionState = { ...state, status: 'RUNNING', stepId: step.id, visits, attempts: 0, failure: null, wait: null, updatedAt: at };
+  const path = counts ? [...(state.path ?? []), step.id].slice(-PATH_LIMIT) : state.path;
+  const arrived: ExecutionState = { ...state, status: 'RUNNING', stepId: step.id, visits, path, attempts: 0, failure: null, wait: null, updatedAt: at };
   switch (step.type) {
     case 'DELAY': {
       const until = new Date(now.getTime() + delayMs(step.config)).toISOString();

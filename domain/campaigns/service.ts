@@ -2,15 +2,14 @@ import { campaignActorClient } from '../../actors/campaign/client.ts';
 import { contentOf, type CampaignContent } from '../../actors/campaign/behaviour.ts';
 import type { Filter } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { contacts } from '../contacts/collection.ts';
 import { dataFieldTypes } from '../contacts/data-types.ts';
 import { requireVerifiedSender } from '../domains/sender.ts';
 import { invalid, notFound } from '../errors.ts';
-import { newId, nowIso } from '../ids.ts';
-import { emails, queueEmails, type EmailDoc } from '../mail/outbound.ts';
+import { newId } from '../ids.ts';
+import { emails, type EmailDoc } from '../mail/outbound.ts';
+import { queueTestEmail, testSourceId } from '../mail/test-email.ts';
 import { segments } from '../segments/collection.ts';
 import { compileCondition, type FilterCondition } from '../segments/filter.ts';
-import { renderTemplate, templateScope } from '../templates/render.ts';
 import { campaigns, toCampaign, type Campaign, type CampaignDoc } from './collection.ts';
 import { checkAudience } from './audience.ts';
 import type { AudienceCountInput, CreateCampaignInput, ListCampaignsQuery, UpdateCampaignInput } from './schema.ts';
@@ -133,41 +132,11 @@ export async function duplicateCampaign(p: Platform, projectId: string, id: stri
   return campaignActorClient(p, newId()).create(projectId, contentOf(source));
 }
 
-/** The test email's `sourceId`: not the campaign's, so stats and SENT never count it. */
-export const testSourceId = (campaignId: string) => `${campaignId}:test`;
+export { testSourceId };
 
-/**
- * One email now to `email`, whatever the audience and the campaign's state; subject prefixed
- * with "[TEST]", header `X-Mailroom-Test: true`. An address that is a contact of the project is
- * rendered with its data (and gets working links); any other address renders with no data.
- */
+/** One test email now to `email`, whatever the audience and the campaign's state (domain/mail/test-email.ts). */
 export async function sendTestEmail(p: Platform, projectId: string, id: string, email: string) {
-  const campaign = await getCampaignDoc(p, projectId, id);
-  await requireVerifiedSender(p, projectId, campaign.from);
-  const contact = await contacts(p.store).findOne({ projectId, email }, { projection: { _id: 1, data: 1 } });
-  const subject = `[TEST] ${campaign.subject}`;
-  // Without a contact the mailer has no links to render with, so the email is rendered here.
-  const scope = templateScope({}, { email, id: null });
-  const doc: EmailDoc = {
-    _id: newId(),
-    projectId,
-    contactId: contact?._id ?? null,
-    kind: 'transactional',
-    source: 'campaign',
-    sourceId: testSourceId(id),
-    to: email,
-    from: campaign.from,
-    ...(campaign.fromName ? { fromName: campaign.fromName } : {}),
-    ...(campaign.replyTo ? { replyTo: campaign.replyTo } : {}),
-    subject: contact ? subject : renderTemplate(subject, scope, 'text'),
-    html: contact ? campaign.body : renderTemplate(campaign.body, scope, 'html'),
-    ...(contact ? { vars: contact.data } : {}),
-    headers: { 'X-Mailroom-Test': 'true' },
-    status: 'QUEUED',
-    createdAt: nowIso(),
-  };
-  await queueEmails(p, [doc]);
-  return { email: doc._id, to: email };
+  return queueTestEmail(p, projectId, await getCampaignDoc(p, projectId, id), email, { source: 'campaign', id });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Doc, DocumentStore } from '../../ports/store.ts';
+import { TEMPLATE_TYPES } from './schema.ts';
+export { TEMPLATE_TYPES };
 
-export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
 
 /** A template as the API shows it. */

@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { emailSchema } from '../contacts/schema.ts';
 import { LIMITS } from '../limits.ts';
-import { TEMPLATE_TYPES } from './collection.ts';
+
+/** Plain zod and limits only: the dashboard's template form validates with these schemas too. */
+export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING'] as const;
 
 export const MAX_NAME = LIMITS.name;
 export const MAX_SUBJECT = LIMITS.subject;
@@ -8,6 +11,9 @@ export const MAX_SUBJECT = LIMITS.subject;
 export const MAX_BODY_BYTES = LIMITS.htmlBodyBytes;
 export const MAX_DESCRIPTION = LIMITS.description;
 export const MAX_FROM_NAME = LIMITS.name;
+
+/** Bytes of UTF-8 (TextEncoder, not Buffer: the schema also runs in the browser). */
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
 const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
 const oneLine = (s: string) => !LINE_BREAK.test(s);
@@ -42,7 +48,7 @@ const bodySchema = z
   .check((ctx) => {
     if (ctx.value.trim() === '') {
       ctx.issues.push({ code: 'custom', message: 'Body is required', input: ctx.value });
-    } else if (Buffer.byteLength(ctx.value, 'utf8') > MAX_BODY_BYTES) {
+    } else if (utf8Bytes(ctx.value) > MAX_BODY_BYTES) {
       ctx.issues.push({
         code: 'too_big',
         origin: 'string',
@@ -114,3 +120,6 @@ export const listTemplatesQuery = z.object({
   type: typeSchema.optional(),
 });
 export type ListTemplatesQuery = z.output<typeof listTemplatesQuery>;
+
+/** POST /templates/:id/test. */
+export const testTemplateSchema = z.strictObject({ email: emailSchema.describe('Where the test goes; a contact of the project gets its own data') });

@@ -3,6 +3,7 @@ import type { Platform } from '../../runtime/platform.ts';
 import { requireVerifiedSender } from '../domains/sender.ts';
 import { notFound } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
+import { queueTestEmail } from '../mail/test-email.ts';
 import { templates, toTemplate, type Template, type TemplateDoc } from './collection.ts';
 import type { CreateTemplateInput, ListTemplatesQuery, PatchTemplateInput } from './schema.ts';
 import { pageOf } from '../paging.ts';
@@ -21,6 +22,11 @@ async function getTemplateDoc(p: Platform, projectId: string, id: string): Promi
  */
 export async function getTemplate(p: Platform, projectId: string, id: string): Promise<Template> {
   return toTemplate(await getTemplateDoc(p, projectId, id));
+}
+
+/** One test email of the saved template now to `email` (domain/mail/test-email.ts: "[TEST]", a contact's data). */
+export async function sendTemplateTest(p: Platform, projectId: string, id: string, email: string) {
+  return queueTestEmail(p, projectId, await getTemplateDoc(p, projectId, id), email, { source: 'send', id });
 }
 
 /** POST /templates: the sender must be on a verified domain of the project (403 otherwise). */

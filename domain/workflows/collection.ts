@@ -51,6 +51,8 @@ export interface ExecutionDoc extends Doc {
   waitingFor: string | null;
   /** When the execution's reminder is due (a WAITING one wakes then). */
   wakeAt: string | null;
+  /** The steps entered so far, in order (absent in documents saved before it was kept). */
+  path?: string[];
   reason: string | null;
   createdAt: string;
   updatedAt: string;
@@ -102,6 +104,7 @@ export const executionDoc = (id: string, s: ExecutionState): ExecutionDoc => ({
   currentStepId: s.stepId,
   waitingFor: s.status === 'WAITING' ? (s.wait?.eventName ?? null) : null,
   wakeAt: s.wait?.until ?? null,
+  path: s.path ?? [],
   reason: s.reason,
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
@@ -156,6 +159,7 @@ export const toExecution = (doc: ExecutionDoc) => ({
   currentStepId: doc.currentStepId,
   waitingFor: doc.waitingFor,
   wakeAt: doc.status === 'WAITING' ? doc.wakeAt : null,
+  path: doc.path ?? [],
   reason: doc.reason,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,

@@ -9,7 +9,7 @@ export const MAX_DESCRIPTION = 1000;
 const MAX_EVENT_NAME = 200;
 /** The longest DELAY or WAIT_FOR_EVENT timeout: one year. */
 export const MAX_WAIT_SECONDS = 366 * 86_400;
-const SECONDS_PER_UNIT = { seconds: 1, minutes: 60, hours: 3_600, days: 86_400, weeks: 604_800 } as const;
+export const SECONDS_PER_UNIT = { seconds: 1, minutes: 60, hours: 3_600, days: 86_400, weeks: 604_800 } as const;
 
 const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
 const eventNameSchema = z.string().trim().min(1, 'eventName is required').max(MAX_EVENT_NAME);
@@ -85,6 +85,13 @@ export const patchStepSchema = z
 export type PatchStepInput = z.output<typeof patchStepSchema>;
 
 export const BRANCHES = ['yes', 'no', 'event', 'timeout'] as const;
+
+/** The branches a transition out of a step may carry: `yes|no` out of a CONDITION, `event|timeout` out of a WAIT_FOR_EVENT, none elsewhere. */
+export function branchesOf(type: StepType): readonly (typeof BRANCHES)[number][] {
+  if (type === 'CONDITION') return ['yes', 'no'];
+  if (type === 'WAIT_FOR_EVENT') return ['event', 'timeout'];
+  return [];
+}
 
 export const createTransitionSchema = z.strictObject({
   fromStepId: idSchema,
@@ -204,6 +211,7 @@ export const executionSchema = z.object({
   currentStepId: z.string().nullable(),
   waitingFor: z.string().nullable().describe('WAIT_FOR_EVENT: the awaited event name'),
   wakeAt: z.string().nullable().describe('WAITING: when the delay or timeout ends'),
+  path: z.array(z.string()).describe('The ids of the steps entered so far, in order, TRIGGER first (the last 200); empty for executions started before paths were kept'),
   reason: z.string().nullable().describe('Why it ended: EXIT reason, failure, cancellation'),
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -23,6 +23,7 @@ import {
 } from './collection.ts';
 import { checkConditionConfig, type ConditionConfig } from './condition.ts';
 import {
+  branchesOf,
   parseStepConfig,
   type CreateStepInput,
   type CreateTransitionInput,
@@ -220,8 +221,6 @@ export async function deleteStep(p: Platform, projectId: string, workflowId: str
 
 // ---- transitions -------------------------------------------------------------------------------
 
-const BRANCHES_OF: Partial<Record<StepType, string[]>> = { CONDITION: ['yes', 'no'], WAIT_FOR_EVENT: ['event', 'timeout'] };
-
 export async function addTransition(p: Platform, projectId: string, workflowId: string, input: CreateTransitionInput) {
   await getWorkflowDoc(p, projectId, workflowId);
   const [from, to] = await Promise.all(
@@ -232,7 +231,7 @@ export async function addTransition(p: Platform, projectId: string, workflowId: 
   if (to.type === 'TRIGGER') throw invalid('toStepId', 'Nothing leads into the TRIGGER step: it is the entry point', 'trigger_step');
   if (from._id === to._id) throw invalid('toStepId', 'A step cannot lead to itself', 'self_loop');
   const branch = input.condition?.branch;
-  const allowed = BRANCHES_OF[from.type] ?? [];
+  const allowed: readonly string[] = branchesOf(from.type);
   if (branch !== undefined && !allowed.includes(branch)) {
     throw invalid(
       'condition.branch',

@@ -496,3 +496,35 @@ describe('GET /templates', () => {
     expect(await list(empty.api)).toEqual({ templates: [], total: 0, page: 1, pageSize: 20, totalPages: 0 });
   });
 });
+
+describe('POST /templates/:id/test', () => {
+  it("sends the saved template now, marked as a test, rendered with the contact's data", async () => {
+    const t = await create(a.api, valid({ subject: 'Hello {{ firstName ?? there }}', body: '<p>Hi {{ firstName ?? friend }}</p>' }));
+    expect((await a.api.post('/contacts', { email: 'tess@example.com', data: { firstName: 'Tess' } })).status).toBe(201);
+    const res = await a.api.post(`/templates/${t.id}/test`, { email: 'Tess@Example.com' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ to: 'tess@example.com' });
+    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('tess@example.com'));
+    expect(mail.parsed.subject).toBe('[TEST] Hello Tess');
+    expect(mail.parsed.html).toContain('Hi Tess');
+    expect(mail.parsed.headers.find((h) => h.key === 'x-mailroom-test')?.value).toBe('true');
+  });
+
+  it('another address gets the fallbacks and does not become a contact', async () => {
+    const t = await create(a.api, valid({ subject: 'Hello {{ firstName ?? there }}' }));
+    const res = await a.api.post(`/templates/${t.id}/test`, { email: 'outsider@example.com' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('outsider@example.com'));
+    expect(mail.parsed.subject).toBe('[TEST] Hello there');
+    expect((await a.api.get('/contacts?search=outsider@example.com')).body.data.contacts).toEqual([]);
+  });
+
+  it('a bad address is a 422 on email; an unknown or another project\'s template is a 404', async () => {
+    const t = await create(a.api, valid());
+    const bad = await a.api.post(`/templates/${t.id}/test`, { email: 'not an address' });
+    expect(bad.status).toBe(422);
+    expect(fieldsOf(bad.body)).toEqual(['email']);
+    expect((await a.api.post('/templates/nope/test', { email: 'x@example.com' })).status).toBe(404);
+    expect((await b.api.post(`/templates/${t.id}/test`, { email: 'x@example.com' })).status).toBe(404);
+  });
+});

@@ -29,7 +29,9 @@ describe('workflow executions', () => {
     const wf = await buildWorkflow(project, { eventName: event, steps: [tag({ seen: true })] });
     const address = email('once');
     const [first] = await Promise.all(Array.from({ length: 5 }, () => track(project, address, event)));
-    await executionOf(project, wf.id, first.contact, statusIs('COMPLETED'));
+    const done = await executionOf(project, wf.id, first.contact, statusIs('COMPLETED'));
+    // Its path through the graph (what the dashboard highlights): the steps it entered, in order.
+    expect(done.path).toEqual([wf.triggerStepId, wf.steps.tag]);
     await track(project, address, event);
     await sleep(QUIET_MS);
     expect(await executions(project, wf.id)).toHaveLength(1);

@@ -13,6 +13,8 @@ export interface Execution {
   currentStepId: string | null;
   waitingFor: string | null;
   wakeAt: string | null;
+  /** The steps entered, in order, TRIGGER first. */
+  path: string[];
   reason: string | null;
   createdAt: string;
   updatedAt: string;

@@ -111,6 +111,8 @@ describe('workflow execution behaviour', () => {
     const running = start(d).state!;
     expect(run(running, [{ kind: 'stepDone', stepId: 'c', branch: 'yes', definition: d }]).state.reason).toBe('y');
     expect(run(running, [{ kind: 'stepDone', stepId: 'c', branch: 'no', definition: d }]).state.reason).toBe('n');
+    // The path is the steps entered, the branch taken included: what the dashboard highlights.
+    expect(run(running, [{ kind: 'stepDone', stepId: 'c', branch: 'no', definition: d }]).state.path).toEqual(['trig', 'c', 'n']);
 
     const ts = [link('a', 'x'), link('a', 'y', { priority: 3 }), link('a', 'z', { priority: 1 }), link('a', 'w')];
     expect(nextTransition(ts, 'a', undefined)?.toStepId).toBe('z');
@@ -201,6 +203,8 @@ describe('workflow execution behaviour', () => {
     const first = start(d).state!;
     const second = run(first, [{ kind: 'wake', definition: d }, { kind: 'stepDone', stepId: 'u', definition: d }], plus(1_000));
     expect(second.state).toMatchObject({ status: 'WAITING', stepId: 'd', visits: 3, wait: { reminder: 'w3' } });
+    // A step entered again is on the path again; waking in a step does not enter it twice.
+    expect(second.state.path).toEqual(['trig', 'd', 'u', 'd']);
   });
 });
 

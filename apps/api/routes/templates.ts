@@ -4,11 +4,12 @@ import {
   listTemplatesQuery,
   patchTemplateSchema,
   templateSchema,
+  testTemplateSchema,
 } from '../../../domain/templates/schema.ts';
-import { createTemplate, deleteTemplate, getTemplate, listTemplates, patchTemplate } from '../../../domain/templates/service.ts';
+import { createTemplate, deleteTemplate, getTemplate, listTemplates, patchTemplate, sendTemplateTest } from '../../../domain/templates/service.ts';
 import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
-import { route, type RouteSpec } from '../http/route.ts';
+import { reply, route, type RouteSpec } from '../http/route.ts';
 import { idParams } from './common.ts';
 
 /** Bodies up to 512 KB of UTF-8 fit, even with JSON escaping; larger requests are a 413. */
@@ -50,6 +51,14 @@ export function templateRoutes(p: Platform): RouteSpec[] {
       body: patchTemplateSchema,
       response: templateSchema,
       handle: ({ auth, params, body }) => patchTemplate(p, auth.projectId, params.id, body),
+    }),
+    route({
+      method: 'post', path: '/templates/:id/test', tag: 'Templates', auth: 'secret', errors: [404],
+      summary: 'Send one test email of the template now to `email`: subject prefixed "[TEST]", rendered with the data of the contact with that address (none for another address, which does not become a contact)',
+      params: idParams,
+      body: testTemplateSchema,
+      response: z.object({ email: z.string().describe('The email id'), to: z.string() }),
+      handle: async ({ auth, params, body }) => reply(await sendTemplateTest(p, auth.projectId, params.id, body.email), { message: `Test email sent to ${body.email}` }),
     }),
     route({
       method: 'delete', path: '/templates/:id', tag: 'Templates', auth: 'secret', status: 204, errors: [404],

@@ -13,4 +13,7 @@ export const screens: Partial<Record<ScreenSlug, LazyExoticComponent<ComponentTy
   events: lazy(() => import('./events/Events.tsx')),
   segments: lazy(() => import('./segments/Segments.tsx')),
   campaigns: lazy(() => import('./campaigns/Campaigns.tsx')),
+  workflows: lazy(() => import('./workflows/Workflows.tsx')),
+  templates: lazy(() => import('./templates/Templates.tsx')),
+  domains: lazy(() => import('./domains/Domains.tsx')),
 };
