@@ -41,7 +41,7 @@ export async function deliverEvent(p: Platform, event: EventMessage): Promise<vo
   if (wanting.length === 0) return;
   try {
     await webhookOutbox(p.store).insertOne({
-      _id: derivedId('webhook-outbox', event.eventId),
+      _id: event.eventId, // a redelivered event finds its entry
       projectId: event.projectId,
       // A tracked event's data is read from the event when its deliveries are made: its non-persistent values are stored nowhere.
       event: event.system ? event : { ...event, data: {} },
