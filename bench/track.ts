@@ -46,6 +46,9 @@ import { mulberry32 } from '../test/harness/prng.ts';
 import { ROOT, appendResults, currentTree, treeLabel, worktreeOf, type Tree, wholeOption, startChild, stopChild, printUsage, runMain, tempDir, freePort, sleep, monotonicUs, processCpuSeconds, machineBusySeconds, usageOf, modesOption, loadAverage, machineFacts, percentile, type Child } from './common.ts';
 import { NO_SAMPLES, printProfileDir, readProfileWindow } from './profile.ts';
 
+/** How long the --webhooks run waits, after the load, for every delivery to reach the receiver. */
+const CATCH_UP_WAIT_MS = 600_000;
+
 const EVENT_NAMES = ['page_view', 'signup', 'login', 'purchase', 'feature_used'];
 const PLANS = ['free', 'pro', 'team'];
 const SEED = 0x6d61696c; // "mail": every run sends the same body sequence
@@ -388,6 +391,8 @@ interface Outcome {
   profile?: string;
   /** With --webhooks: deliveries the receiver got while this server ran (warm-up, window, drain). */
   deliveries?: number;
+  /** With --webhooks: what the receiver had when the window ended, and how long the rest took to come (or null: not within the wait). */
+  catchUp?: { atWindowEnd: number; expected: number; seconds: number | null };
 }
 
 async function runOne(
@@ -400,6 +405,7 @@ async function runOne(
   recordedCount: (server: Server, bearer: string) => Promise<number>,
   profileDir: string | undefined,
   whole = false,
+  afterLoad?: (acknowledged: number) => Promise<Partial<Outcome>>,
 ): Promise<Outcome> {
   const loadBefore = loadAverage();
   console.error(`[${name}] starting ${script}${tree.root === ROOT ? '' : ` of ${tree.commit}`} (load average ${loadBefore})`);
@@ -416,7 +422,8 @@ async function runOne(
     const acknowledged = warmup.ok + load.ok;
     const recorded = await settledCount(() => recordedCount(server, bearer), acknowledged);
     console.error(`[${name}] ${load.ok} × 2xx in ${load.seconds.toFixed(1)} s; ${recorded}/${acknowledged} acknowledged writes recorded`);
-    return { name, label, warmup, load, startMiB, peakMiB, rssMiB, recorded, acknowledged, logLines: server.logLines(), loadBefore };
+    const more = afterLoad ? await afterLoad(acknowledged) : {};
+    return { name, label, warmup, load, startMiB, peakMiB, rssMiB, recorded, acknowledged, logLines: server.logLines(), loadBefore, ...more };
   } catch (err) {
     console.error(`[${name}] failed; last server output:\n${server.logTail()}`);
     throw err;
@@ -505,7 +512,11 @@ function statusLine(o: Outcome): string {
     `${newShare}% of the window's requests named an email for the first time (a new contact on the platform)` +
     `${o.load.poolExhausted ? `, the pool of ${options.emails} emails ran out during the run` : ''}; ` +
     `server printed ${o.logLines} log lines; load average before start ${o.loadBefore}` +
-    (o.deliveries !== undefined ? `; the webhook receiver got ${o.deliveries} deliveries by the end of the run` : '')
+    (o.deliveries !== undefined ? `; the webhook receiver got ${o.deliveries} deliveries by the end of the run` : '') +
+    (o.catchUp
+      ? `, ${o.catchUp.atWindowEnd} of the ${o.catchUp.expected} (${options.webhooks} per acknowledged event) when the load stopped; ` +
+        (o.catchUp.seconds === null ? `not all within ${CATCH_UP_WAIT_MS / 1000} s after` : `the rest within ${o.catchUp.seconds.toFixed(1)} s after`)
+      : '')
   );
 }
 
@@ -565,6 +576,15 @@ async function main(): Promise<number> {
         eventsRecorded,
         profileDir && join(profileDir, name.replaceAll(' ', '-')),
         distributed,
+        // Deliveries wait while the load saturates the platform: how long the backlog takes once it ends.
+        async (acknowledged) => {
+          const expected = options.webhooks * acknowledged;
+          const atWindowEnd = receiver.received() - before;
+          const started = performance.now();
+          while (receiver.received() - before < expected && performance.now() - started < CATCH_UP_WAIT_MS) await sleep(250);
+          const done = receiver.received() - before >= expected;
+          return { catchUp: { atWindowEnd, expected, seconds: done ? (performance.now() - started) / 1000 : null } };
+        },
       );
       outcome.deliveries = receiver.received() - before;
       withWebhooks.push(outcome);
