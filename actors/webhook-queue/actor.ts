@@ -6,7 +6,7 @@
 //
 // The queue runs in the process hosting the actor, outside its turns (a kick answers at once);
 // turns only start it and keep its one reminder: while it runs, a watchdog in case the process
-// dies; once idle, the time the first retry is due. A delivery is recorded before its kick, so a
+// dies; once idle, the time the first retry is due. An outbox entry is written before its kick, so a
 // crash loses nothing: the reminder, or the start-up resume (deliveries.ts), runs the queue again.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { expandOutbox } from '../../domain/webhooks/deliveries.ts';
