@@ -108,6 +108,7 @@ const BODIES: Record<string, (f: Fixtures) => unknown> = {
   'DELETE /segments/:id/members': () => ({ emails: ['intruder@example.com'] }),
   'PUT /campaigns/:id': () => ({ name: 'Renamed by someone else' }),
   'POST /campaigns/:id/test': () => ({ email: 'intruder@example.com' }),
+  'POST /templates/:id/test': () => ({ email: 'intruder@example.com' }),
   'PATCH /templates/:id': () => ({ name: 'Renamed by someone else' }),
   'PUT /projects/:id/relays/:provider': () => ({ signingKey: 'intruder-password-0123456789' }),
   'PATCH /workflows/:id': () => ({ name: 'Renamed by someone else' }),

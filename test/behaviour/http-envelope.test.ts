@@ -421,6 +421,7 @@ describe('the HTTP envelope', () => {
         'query:cursor',
         'query:limit',
         'query:search',
+        'query:subscribed',
       ]);
       for (const { method, path, op } of operations) {
         const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((x) => x[1]);
