@@ -320,6 +320,8 @@ export interface ResultsSection {
   note?: string;
   /** The tables and their reading, as they are. */
   body: string[];
+  /** bench/results/<file>.md when it is not the benchmark's own name (two benchmarks of one subject share a file). */
+  file?: string;
 }
 
 /**
@@ -327,7 +329,7 @@ export interface ResultsSection {
  * command, what ran, the machine and its conditions, then the benchmark's own tables.
  */
 export function appendResults(benchmark: string, title: string, section: ResultsSection): void {
-  const file = join(ROOT, 'bench', 'results', `${benchmark}.md`);
+  const file = join(ROOT, 'bench', 'results', `${section.file ?? benchmark}.md`);
   mkdirSync(dirname(file), { recursive: true });
   if (!existsSync(file)) {
     writeFileSync(

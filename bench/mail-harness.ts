@@ -212,8 +212,8 @@ export async function startPlatform(
 
 /**
  * A verified user (through the verification email the sink receives), a project, and a sending
- * domain verified through the DNS server, all over the public API. Returns the secret key and
- * the sending domain.
+ * domain verified through the DNS server, all over the public API. Returns the secret key, the
+ * sending domain, and the user's credentials (to sign a browser in).
  */
 export async function setUp(
   platform: Platform,
@@ -221,7 +221,7 @@ export async function setUp(
   dnsServer: DnsServer,
   ownerKey = 'owner',
   dkimSigning: 'platform' | 'relay' = 'platform',
-): Promise<{ secretKey: string; domain: string; projectId: string }> {
+): Promise<{ secretKey: string; domain: string; projectId: string; user: { email: string; password: string } }> {
   const { api } = platform;
   const email = recipientOf(ownerKey, 1);
   const password = 'bench password 1234';
@@ -249,7 +249,7 @@ export async function setUp(
     const patched = await api.patch(`/domains/${added.body.data.id}`, { dkimSigning }, as);
     if (patched.status !== 200) throw new Error(`leaving DKIM to the relay failed (${patched.status}): ${JSON.stringify(patched.body)}`);
   }
-  return { secretKey: project.body.data.secretKey as string, domain, projectId: project.body.data.id as string };
+  return { secretKey: project.body.data.secretKey as string, domain, projectId: project.body.data.id as string, user: { email, password } };
 }
 
 

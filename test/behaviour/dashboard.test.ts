@@ -206,6 +206,52 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
     await owner.getByRole('heading', { name: 'Members' }).waitFor();
   });
 
+  it('a screen opened for the first time keeps the one before on view while its code loads', async () => {
+    // The Domains screen's code is held on its way, as a slow network would.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked = false;
+    const chunk = /\/assets\/Domains-[\w-]+\.js$/;
+    await owner.route(chunk, async (route) => {
+      asked = true;
+      await held;
+      await route.continue();
+    });
+    await owner.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Domains' }).click();
+    await expect.poll(() => asked).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Settings stays, not a page with nothing but "Loading…" (whose end React holds back for 300 ms).
+    expect(await owner.getByRole('heading', { name: 'Settings', level: 1 }).count(), 'Settings still on view').toBe(1);
+    expect(await owner.getByRole('status').filter({ hasText: /^Loading…$/ }).count()).toBe(0);
+    release();
+    await owner.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
+    await owner.unroute(chunk);
+    await owner.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();
+    await owner.getByRole('heading', { name: 'Members' }).waitFor();
+  });
+
+  it('signing in fetches the code of the pages it leads to while the password is checked', async () => {
+    const page = await newUserPage(browser, instance.url);
+    await page.goto('/signin');
+    const fetched = new Set<string>();
+    page.on('request', (request) => {
+      const chunk = /\/assets\/(Home|ProjectShell|Overview)-[\w-]+\.js$/.exec(request.url());
+      if (chunk) fetched.add(chunk[1]);
+    });
+    // The password check is held until the three are asked for (or 5 s went by).
+    let whileChecking: string[] = [];
+    await page.route('**/auth/session', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      for (const until = Date.now() + 5_000; fetched.size < 3 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      whileChecking = [...fetched].sort();
+      await route.continue();
+    });
+    await signInAs(page, email, password);
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    expect(whileChecking, 'the code asked for before the session was answered').toEqual(['Home', 'Overview', 'ProjectShell']);
+    await page.context().close();
+  });
+
   it('a MEMBER sees the settings but none of the admin actions', async () => {
     const member = await verifiedUser(instance);
     await owner.getByLabel('Email of a signed-up user').fill(member.email);

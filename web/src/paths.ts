@@ -29,6 +29,12 @@ export const paths = {
   screen: (projectId: string, slug: ScreenSlug, rest = '') => `/p/${encodeURIComponent(projectId)}/${slug}${rest}`,
 };
 
+/** The screen a path of the app shows (`/p/<projectId>/<slug>/…`), if any. */
+export const screenOf = (pathname: string): ScreenSlug | undefined => {
+  const slug = pathname.split('/')[3];
+  return SCREENS.find((s) => s.slug === slug)?.slug;
+};
+
 const EXACT = new Set([paths.home, paths.signIn, paths.signUp, paths.verify, paths.newProject]);
 
 /** Whether a browser navigation to `path` is a page of the app (anything under /p/ is; the app shows its own not-found). */

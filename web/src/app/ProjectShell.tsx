@@ -2,7 +2,7 @@ import { Suspense, useEffect } from 'react';
 import { NavLink, Outlet, useLocation, useParams } from 'react-router';
 import { ApiError, errorMessage } from '../api/client.ts';
 import { ProjectContext, rememberProject, useProjectQuery } from '../api/projects.ts';
-import { paths, SCREENS, type ScreenSlug } from '../paths.ts';
+import { paths, SCREENS, screenOf } from '../paths.ts';
 import { ErrorBoundary } from './ErrorBoundary.tsx';
 import { Loading, Page } from './Page.tsx';
 import { TopBar } from './TopBar.tsx';
@@ -11,7 +11,7 @@ import { TopBar } from './TopBar.tsx';
 export default function ProjectShell() {
   const projectId = useParams().projectId!;
   const location = useLocation();
-  const screen = location.pathname.split('/')[3] as ScreenSlug | undefined;
+  const screen = screenOf(location.pathname);
   const project = useProjectQuery(projectId);
   useEffect(() => {
     if (project.data) rememberProject(project.data.id);
@@ -39,12 +39,16 @@ export default function ProjectShell() {
             </Page>
           ) : (
             <ProjectContext.Provider value={project.data}>
-              {/* A new page gets a fresh boundary: one screen's failure does not stick to the next. */}
-              <ErrorBoundary key={location.pathname}>
-                <Suspense fallback={<Loading />}>
+              {/* One Suspense boundary for every screen, outside the keyed error boundary: a navigation
+                  (a transition) then keeps the screen before on view while the next one's code
+                  loads, instead of a fresh boundary's "Loading…", whose reveal React holds back
+                  for 300 ms. A new page gets a fresh error boundary: one screen's failure does
+                  not stick to the next. */}
+              <Suspense fallback={<Loading />}>
+                <ErrorBoundary key={location.pathname}>
                   <Outlet />
-                </Suspense>
-              </ErrorBoundary>
+                </ErrorBoundary>
+              </Suspense>
             </ProjectContext.Provider>
           )}
         </main>

@@ -1,8 +1,9 @@
 import { lazy, Suspense, type ReactNode } from 'react';
 import { createBrowserRouter, Navigate, Outlet } from 'react-router';
-import { paths, SCREENS } from '../paths.ts';
+import { paths, SCREENS, screenOf } from '../paths.ts';
 import { Placeholder } from '../screens/Placeholder.tsx';
 import { screens } from '../screens/registry.ts';
+import { preloadable } from './preloadable.tsx';
 import { ErrorBoundary } from './ErrorBoundary.tsx';
 import { Loading } from './Page.tsx';
 import { RequireSession } from './RequireSession.tsx';
@@ -12,10 +13,21 @@ import { TopBar } from './TopBar.tsx';
 const SignIn = lazy(() => import('../screens/signin/SignIn.tsx'));
 const SignUp = lazy(() => import('../screens/signin/SignUp.tsx'));
 const Verify = lazy(() => import('../screens/signin/Verify.tsx'));
-const Home = lazy(() => import('../screens/projects/Home.tsx'));
+const Home = preloadable(() => import('../screens/projects/Home.tsx'));
 const NewProject = lazy(() => import('../screens/projects/NewProject.tsx'));
-const ProjectShell = lazy(() => import('./ProjectShell.tsx'));
+const ProjectShell = preloadable(() => import('./ProjectShell.tsx'));
 const NotFound = lazy(() => import('../screens/NotFound.tsx'));
+
+/**
+ * What signing in leads to, fetched while the password is checked: the home page (which goes on
+ * to the Overview) or `next`'s screen, and the project shell, so that none of them shows its
+ * "Loading…" on the way (see preloadable).
+ */
+export function preloadAfterSignIn(next: string): void {
+  if (next === paths.home) Home.preload();
+  ProjectShell.preload();
+  screens[screenOf(next) ?? 'overview']?.preload();
+}
 
 /** Pages outside a project (sign-in, verify, new project): a centred column. */
 function Plain() {

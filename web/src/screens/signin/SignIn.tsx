@@ -4,6 +4,7 @@ import { signInSchema } from '../../../../domain/accounts/schema.ts';
 import { errorMessage } from '../../api/client.ts';
 import { useSession } from '../../api/session.tsx';
 import { Page } from '../../app/Page.tsx';
+import { preloadAfterSignIn } from '../../app/routes.tsx';
 import { Field, FormError } from '../../forms/Field.tsx';
 import { serverFieldErrors, validate, type FieldErrors } from '../../forms/validate.ts';
 import { paths } from '../../paths.ts';
@@ -27,9 +28,11 @@ export default function SignIn() {
     setFailure(undefined);
     if (!checked.data) return;
     setBusy(true);
+    const next = safeNext(params.get('next'));
+    preloadAfterSignIn(next);
     try {
       await signIn(checked.data.email, checked.data.password);
-      navigate(safeNext(params.get('next')), { replace: true });
+      navigate(next, { replace: true });
     } catch (error) {
       setErrors(serverFieldErrors(error));
       setFailure(errorMessage(error));
