@@ -15,7 +15,7 @@ import { ConditionEditor } from '../segments/ConditionEditor.tsx';
 import { newCondition, prefixed, relativeTo, type FilterCondition } from '../segments/filters.ts';
 import { LiveCount } from '../segments/LiveCount.tsx';
 import { campaignKeys, campaignPath, countAudience, recipientsNoun, type Campaign } from './api.ts';
-import { HtmlEditor } from './HtmlEditor.tsx';
+import { HtmlEditor } from '../../forms/HtmlEditor.tsx';
 
 interface Domain {
   id: string;

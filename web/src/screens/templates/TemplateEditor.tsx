@@ -9,7 +9,7 @@ import { Loading, Page } from '../../app/Page.tsx';
 import { Field, FormError } from '../../forms/Field.tsx';
 import { serverFieldErrors, validate, type FieldErrors } from '../../forms/validate.ts';
 import { paths } from '../../paths.ts';
-import { HtmlEditor } from './HtmlEditor.tsx';
+import { HtmlEditor } from '../../forms/HtmlEditor.tsx';
 import { Preview, type PreviewContact } from './Preview.tsx';
 import { PreviewContactPicker } from './PreviewContactPicker.tsx';
 import { TestSend } from './TestSend.tsx';
@@ -110,7 +110,7 @@ function EditorForm({ template }: { template: Template | null }) {
             <span className="label" id={bodyLabel}>
               HTML body
             </span>
-            <HtmlEditor value={values.body} onChange={set('body')} labelId={bodyLabel} invalid={!!errors.body} />
+            <HtmlEditor value={values.body} onChange={set('body')} labelledBy={bodyLabel} invalid={!!errors.body} />
             {errors.body && <p className="field-error">{errors.body}</p>}
             <p className="hint">
               {'{{ name }}'} inserts a variable, {'{{ name ?? fallback }}'} with a fallback; {'{{ unsubscribeUrl }}'} and {'{{ manageUrl }}'} link to the

@@ -12,8 +12,9 @@ interface Props {
 }
 
 /**
- * CodeMirror 6 with HTML highlighting and completion. Tab moves focus out (Escape then Tab, as
- * CodeMirror documents) so keyboard users are never trapped; the visible label names it.
+ * CodeMirror 6 with HTML highlighting, completion and folding (the Campaigns and Templates
+ * screens). The editable area is a textbox named by the visible label; Tab is left to move focus
+ * (Escape then Tab, as CodeMirror documents), so keyboard users are never trapped in it.
  */
 export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }: Props) {
   const host = useRef<HTMLDivElement>(null);
@@ -33,6 +34,7 @@ export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }
           'aria-labelledby': labelledBy,
           'aria-multiline': 'true',
           ...(describedBy ? { 'aria-describedby': describedBy } : {}),
+          ...(invalid ? { 'aria-invalid': 'true' } : {}),
         }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) latest.current(update.state.doc.toString());
@@ -42,6 +44,7 @@ export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }
     view.current = editor;
     return () => editor.destroy();
     // The editor is made once; later values come in through the effect below.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   // A value set from outside (a template chosen) replaces the document.
@@ -50,5 +53,5 @@ export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }
     if (editor && editor.state.doc.toString() !== value) editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
   }, [value]);
 
-  return <div ref={host} className="code-editor" aria-invalid={invalid ? true : undefined} />;
+  return <div ref={host} className={invalid ? 'code-editor invalid' : 'code-editor'} aria-invalid={invalid ? true : undefined} />;
 }
