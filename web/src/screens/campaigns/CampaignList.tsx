@@ -5,7 +5,7 @@ import { apiEnvelope, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
 import { Loading, Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
-import { Pager } from '../segments/Pager.tsx';
+import { Pager } from '../../app/Pager.tsx';
 import { campaignKeys, formatTime, STATUS_LABELS, type CampaignPage } from './api.ts';
 
 /** The project's campaigns, newest first, filtered by status (kept in the address, so it survives a reload). */

@@ -7,7 +7,7 @@ import { useCurrentProject } from '../../api/projects.ts';
 import { Loading } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
 import { segmentKeys, type Segment } from './api.ts';
-import { Pager } from './Pager.tsx';
+import { Pager } from '../../app/Pager.tsx';
 
 interface ContactPage {
   contacts: Contact[];

@@ -7,6 +7,7 @@ import { useCurrentProject } from '../../api/projects.ts';
 import { Loading, Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
 import type { TemplatePage } from './types.ts';
+import { Pager } from '../../app/Pager.tsx';
 
 export const typeLabel = (type: string) => (type === 'MARKETING' ? 'Marketing' : 'Transactional');
 
@@ -76,17 +77,7 @@ export function TemplateList() {
               ))}
             </tbody>
           </table>
-          <nav className="pager" aria-label="Template pages">
-            <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {list.data.page} of {Math.max(1, list.data.totalPages)} ({list.data.total} templates)
-            </span>
-            <button type="button" disabled={page >= list.data.totalPages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
+          <Pager page={list.data.page} totalPages={list.data.totalPages} total={list.data.total} onPage={setPage} noun="templates" />
         </>
       )}
     </Page>

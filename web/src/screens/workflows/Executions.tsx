@@ -8,6 +8,7 @@ import { Loading } from '../../app/Page.tsx';
 import { FormError } from '../../forms/Field.tsx';
 import { paths } from '../../paths.ts';
 import type { Execution, Paged, Step } from './types.ts';
+import { Pager } from '../../app/Pager.tsx';
 
 const inProgress = (e: Execution) => e.status === 'RUNNING' || e.status === 'WAITING';
 
@@ -112,17 +113,7 @@ export function Executions(props: { projectId: string; workflowId: string; steps
               ))}
             </tbody>
           </table>
-          <nav className="pager" aria-label="Execution pages">
-            <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {list.data.page} of {Math.max(1, list.data.totalPages)} ({list.data.total} executions)
-            </span>
-            <button type="button" disabled={page >= list.data.totalPages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
+          <Pager page={list.data.page} totalPages={list.data.totalPages} total={list.data.total} onPage={setPage} noun="executions" />
         </>
       )}
       {confirmAll ? (

@@ -9,6 +9,7 @@ import { Field, FormError } from '../../forms/Field.tsx';
 import { serverFieldErrors, validate, type FieldErrors } from '../../forms/validate.ts';
 import { paths } from '../../paths.ts';
 import type { Paged, Workflow, WorkflowWithSteps } from './types.ts';
+import { Pager } from '../../app/Pager.tsx';
 
 /** GET /workflows (search by name, page by page) and a new workflow, created disabled. */
 export function WorkflowList() {
@@ -91,17 +92,7 @@ export function WorkflowList() {
               ))}
             </tbody>
           </table>
-          <nav className="pager" aria-label="Workflow pages">
-            <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous page
-            </button>
-            <span>
-              Page {list.data.page} of {Math.max(1, list.data.totalPages)} ({list.data.total} workflows)
-            </span>
-            <button type="button" disabled={page >= list.data.totalPages} onClick={() => setPage(page + 1)}>
-              Next page
-            </button>
-          </nav>
+          <Pager page={list.data.page} totalPages={list.data.totalPages} total={list.data.total} onPage={setPage} noun="workflows" />
         </>
       )}
     </Page>
