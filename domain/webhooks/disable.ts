@@ -4,6 +4,7 @@ import type { Platform } from '../../runtime/platform.ts';
 import { accounts } from '../accounts/collections.ts';
 import { nowIso } from '../ids.ts';
 import { enqueueSystemEmail } from '../mail/outbound.ts';
+import { escapeHtml } from '../templates/render.ts';
 import { webhookDeliveries, webhooks } from './collection.ts';
 
 /** Turns the endpoint off with a reason; returns whether it was on. */
@@ -38,4 +39,3 @@ export async function disableIfFailingSince(p: Platform, webhookId: string, sinc
   }
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);

@@ -1,7 +1,8 @@
 // The language rule and the dictionary of the subscription pages (domain/mail/pages-i18n.ts),
 // and the page renderer (apps/api/public/html.ts): escaping and self-containment.
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, fill, renderPage } from '../../apps/api/public/html.ts';
+import { fill, renderPage } from '../../apps/api/public/html.ts';
+import { escapeHtml } from '../../domain/templates/render.ts';
 import { LANGUAGES, languageFromAcceptLanguage, pageLanguage, stringsFor } from '../../domain/mail/pages-i18n.ts';
 
 describe('pageLanguage', () => {

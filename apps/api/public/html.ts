@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { Language } from '../../../domain/mail/pages-i18n.ts';
+import { escapeHtml } from '../../../domain/templates/render.ts';
 
 /**
  * The pages people see from links in their email: small, self-contained HTML (one inline style
  * sheet, no scripts, no external assets), every inserted value escaped.
  */
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /** A dictionary string with its `{name}` placeholders filled by escaped values, emphasised. */
 export function fill(template: string, values: Record<string, string> = {}): string {
