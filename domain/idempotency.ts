@@ -62,7 +62,8 @@ export async function idempotent<T>(
   let attempt = await claim(keys, _id, hash);
   while (attempt === null) {
     const existing = await waitForFirst(keys, _id);
-    if (existing.state === 'failed') {
+    // Failed, or gone (no code removes a claim any more; only a hand-cleaned store): claim it again.
+    if (!existing || existing.state === 'failed') {
       attempt = await claim(keys, _id, hash);
       continue;
     }
@@ -112,12 +113,11 @@ async function claim(keys: ReturnType<Platform['store']['collection']>, _id: str
   return taken !== null ? { seed: doc.seed!, resumed: false } : null;
 }
 
-async function waitForFirst(keys: ReturnType<Platform['store']['collection']>, _id: string): Promise<IdempotencyDoc> {
+async function waitForFirst(keys: ReturnType<Platform['store']['collection']>, _id: string): Promise<IdempotencyDoc | null> {
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const doc = (await keys.findOne({ _id })) as IdempotencyDoc | null;
-    if (!doc) throw new AppError('CONFLICT', 'The first request with this Idempotency-Key failed; retry it');
-    if (doc.state !== 'pending' || Date.now() > deadline) return doc;
+    if (!doc || doc.state !== 'pending' || Date.now() > deadline) return doc;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
