@@ -23,10 +23,13 @@ export async function embeddedAdapters(config: Config, log: Logger): Promise<Ada
   const journalDir = join(config.dataDir, 'store');
   const imported = store.importJournal(journalDir);
   if (imported !== undefined) log.info({ lines: imported, from: journalDir }, 'imported the journal store into SQLite; the journal files are kept');
+  const pubsub = new EmbeddedPubSub(store);
+  // A failed commit undid the records its copies were made of.
+  store.database.onRollback(() => pubsub.dropCopies());
   return {
     store,
     actors: embeddedActorHost(store),
-    pubsub: new EmbeddedPubSub(store),
+    pubsub,
     limiter: new MemoryRateLimiter(),
     blobs: new FileBlobStore(join(config.dataDir, 'blobs')),
   };

@@ -71,6 +71,13 @@ export class EmbeddedPubSub implements PubSub {
   readonly #concurrency: number;
   /** Subscriptions by topic, in registration order (the index is the record's `subscriber`). */
   readonly #lanes = new Map<string, Lane[]>();
+  /**
+   * Records this process published and has not delivered yet, as the store would give them back
+   * (a JSON copy): their first delivery takes them from here instead of reading each back (a
+   * read per message was some 3% of a campaign's event loop). Bounded; a retry, a restart, or
+   * a record beyond the bound reads the store, which stays the truth.
+   */
+  readonly #fresh = new Map<string, PubSubRecord>();
   #started = false;
 
   constructor(store: DocumentStore, options: EmbeddedPubSubOptions = {}) {
@@ -119,6 +126,8 @@ export class EmbeddedPubSub implements PubSub {
       );
     }
     await this.#collection().insertMany(records);
+    const copies = this.#fresh.size + records.length <= FRESH_RECORDS ? (JSON.parse(JSON.stringify(records)) as PubSubRecord[]) : [];
+    for (const copy of copies) this.#fresh.set(copy._id, copy);
     // Queued even before start(): the queue only runs once started, and start() skips ids it has.
     for (const rec of records) handlers[rec.subscriber].queue.set(rec._id, now.getTime());
   }
@@ -164,6 +173,12 @@ export class EmbeddedPubSub implements PubSub {
     }
     // Everything not delivered is still in the store; start() loads it again.
     for (const lane of this.#allLanes()) lane.queue.clear();
+    this.#fresh.clear();
+  }
+
+  /** Forgets the copies of published records (the store rolled back writes they may be of). */
+  dropCopies(): void {
+    this.#fresh.clear();
   }
 
   /** Messages waiting in memory (due or backing off); for tests and metrics. */
@@ -203,7 +218,8 @@ export class EmbeddedPubSub implements PubSub {
   async #deliver(lane: Lane, id: string): Promise<void> {
     let rec: PubSubRecord | null = null;
     try {
-      rec = await this.#collection().findOne({ _id: id });
+      rec = this.#fresh.get(id) ?? (await this.#collection().findOne({ _id: id }));
+      this.#fresh.delete(id);
       if (!rec) return; // already handled (a duplicate queue entry)
       const { handler } = lane;
       let failure: unknown;
@@ -252,6 +268,9 @@ export class EmbeddedPubSub implements PubSub {
     return Math.round(exp / 2 + Math.random() * (exp / 2));
   }
 }
+
+/** Published records kept in memory for their first delivery, at most (some 10 MB of small messages). */
+const FRESH_RECORDS = 20_000;
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;

@@ -477,12 +477,11 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   /** The matching documents, sorted, skipped and limited (fresh objects each), projected to `fields`. */
   #find(table: Table, filter: Filter, options: FindOptions, fields?: string[]): Doc[] {
     const { sort, skip = 0, limit } = options;
-    // `{_id: 'x'}`, the commonest query (actor state, records by id), short of the general path;
-    // also with equalities on top-level scalars beside it (a contact's write conditional on its
-    // `version`: the general path cost bench:track 5% of its CPU).
+    // `{_id: 'x', …}`, the commonest query (actor state, records by id, claims, a contact's write
+    // conditional on its `version`), short of the general path: one row, read by its key.
     if (typeof filter._id === 'string' && !skip) {
-      const doc = this.#byIdWhereEqual(table, filter);
-      if (doc !== undefined) return doc ? [fields ? project(doc, fields) : doc] : [];
+      const doc = this.#byId(table, filter);
+      return doc ? [fields ? project(doc, fields) : doc] : [];
     }
     const wanted = limit ? skip + limit : undefined;
     const out = [...this.#matches(table, filter, { sort, wanted, fields })];
@@ -490,17 +489,20 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   /**
-   * The document `{_id, a: 1, b: 'x', …}` names, or null when there is none; undefined when the
-   * filter is not only that, or the document holds an array or object where it names a scalar
-   * (MongoDB matches an array holding the value): the general path decides those.
+   * The document a filter with a string `_id` names, or null when it does not match. Equalities on top-level scalars beside `_id` are compared
+   * here; anything else (a claim's `status: {$in}`, `$or`) is the JavaScript matcher's to decide
+   * on the one row, which costs less than building and running the general path's SQL
+   * (measured: a mailer's claim, 67 → 42 µs).
    */
-  #byIdWhereEqual(table: Table, filter: Filter): Doc | null | undefined {
+  #byId(table: Table, filter: Filter): Doc | null {
     const rest = Object.keys(filter).filter((key) => key !== '_id');
-    if (!rest.every((key) => isPlainTopLevel(key) && isScalar(filter[key]))) return undefined;
+    const plain = rest.every((key) => isPlainTopLevel(key) && isScalar(filter[key]));
     const row = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id = ?`).get(filter._id as string) as { doc: string } | undefined;
     if (!row) return null;
     const doc = JSON.parse(row.doc) as Doc;
-    if (rest.some((key) => typeof doc[key] === 'object' && doc[key] !== null)) return undefined;
+    if (!plain) return matcher(filter)(doc) ? doc : null;
+    // MongoDB matches an array holding the value: the matcher decides those too.
+    if (rest.some((key) => typeof doc[key] === 'object' && doc[key] !== null)) return matcher(filter)(doc) ? doc : null;
     return rest.every((key) => doc[key] === filter[key]) ? doc : null;
   }
 

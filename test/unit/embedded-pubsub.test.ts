@@ -73,6 +73,27 @@ describe('EmbeddedPubSub', () => {
     expect(typeof got[0].delivery.messageId).toBe('string');
   });
 
+  it('hands a message over as the store keeps it, without reading it back, and reads the store for a retry', async () => {
+    const ps = newPubSub({ backoffMs: 1 });
+    const got: unknown[] = [];
+    ps.subscribe<Record<string, unknown>>('t', async (data, { attempt }) => {
+      got.push(data);
+      if (attempt === 1) throw new Error('once more');
+    });
+    await ps.start();
+    const reads = vi.spyOn(pending(), 'findOne');
+    const data = { at: new Date('2024-01-01T00:00:00.000Z'), gone: undefined, list: [1] };
+    await ps.publish('t', data);
+    data.list.push(2); // the publisher's object is not the message
+    await waitFor(() => got.length === 2, 10_000, 'the retry');
+    // A JSON copy, as a restart would read it: the Date as its ISO string, undefined gone.
+    expect(got).toEqual([
+      { at: '2024-01-01T00:00:00.000Z', list: [1] },
+      { at: '2024-01-01T00:00:00.000Z', list: [1] },
+    ]);
+    expect(reads).toHaveBeenCalledTimes(1); // the retry's, not the first delivery's
+  });
+
   it('publishMany writes every message for every subscriber in one insert before it resolves, and each is delivered once', async () => {
     const ps = newPubSub();
     const got: number[][] = [[], []];

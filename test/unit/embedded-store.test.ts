@@ -303,6 +303,28 @@ describe('unique indexes', () => {
     }
   });
 
+  it('finds by _id with any further condition, and updates only a match, as mingo does', async () => {
+    await contacts.updateOne({ _id: 'a' }, { $set: { tags: ['x', 'y'], age: 3, status: 'SENDING' } });
+    const cases: [Filter, string[]][] = [
+      [{ _id: 'a', status: { $in: ['QUEUED', 'SENDING'] } }, ['a']],
+      [{ _id: 'a', status: { $in: ['QUEUED'] } }, []],
+      [{ _id: 'a', $or: [{ retryAt: { $exists: false } }, { retryAt: { $lte: 'z' } }] }, ['a']],
+      [{ _id: 'a', $or: [{ retryAt: { $exists: true } }, { age: { $gt: 5 } }] }, []],
+      [{ _id: 'a', tags: { $all: ['y', 'x'] } }, ['a']],
+      [{ _id: 'a', 'data.missing': null }, ['a']],
+      [{ _id: 'a', age: { $not: { $gt: 2 } } }, []],
+      [{ _id: 'nobody', age: { $gte: 0 } }, []],
+    ];
+    for (const [filter, ids] of cases) {
+      const docs = await contacts.find({});
+      expect(mingoFind(docs, filter).all().map((d) => (d as Doc)._id), JSON.stringify(filter)).toEqual(ids);
+      expect((await contacts.find(filter)).map((d) => d._id), JSON.stringify(filter)).toEqual(ids);
+      expect((await contacts.find(filter, { projection: { age: 1 } })).map((d) => d._id)).toEqual(ids);
+    }
+    expect(await contacts.findOneAndUpdate({ _id: 'a', status: { $in: ['QUEUED'] } }, { $inc: { age: 1 } })).toBeNull();
+    expect((await contacts.findOneAndUpdate({ _id: 'a', status: { $in: ['SENDING'] } }, { $inc: { age: 1 } }))?.age).toBe(4);
+  });
+
   it('keeps a unique index across a reopen and refuses an index the data violates', async () => {
     await reopen();
     await expect(contacts.insertOne(contact('c', { email: 'b@example.com' }))).rejects.toBeInstanceOf(DuplicateKeyError);
