@@ -78,6 +78,13 @@ export class EmbeddedPubSub implements PubSub {
    * a record beyond the bound reads the store, which stays the truth.
    */
   readonly #fresh = new Map<string, PubSubRecord>();
+  /**
+   * Records delivered and not deleted yet: deleted together, one statement per turn of the event
+   * loop instead of one write each. A crash before that delivers them again, as a crash before a
+   * delete always could (at least once).
+   */
+  #delivered: string[] = [];
+  #deleting: Promise<void> | undefined;
   #started = false;
 
   constructor(store: DocumentStore, options: EmbeddedPubSubOptions = {}) {
@@ -171,6 +178,7 @@ export class EmbeddedPubSub implements PubSub {
     for (const lane of this.#allLanes()) {
       while (lane.running.size > 0) await Promise.allSettled([...lane.running]);
     }
+    while (this.#deleting) await this.#deleting;
     // Everything not delivered is still in the store; start() loads it again.
     for (const lane of this.#allLanes()) lane.queue.clear();
     this.#fresh.clear();
@@ -232,7 +240,7 @@ export class EmbeddedPubSub implements PubSub {
         failure = err;
       }
       if (!failed) {
-        await this.#collection().deleteOne({ _id: id });
+        this.#deleteDelivered(id);
         return;
       }
       const error = errorMessage(failure);
@@ -260,6 +268,28 @@ export class EmbeddedPubSub implements PubSub {
       console.error(`[pubsub] bookkeeping for ${id} failed; will retry:`, err);
       if (this.#started) lane.queue.set(id, Date.now() + this.#backoff(rec?.attempt ?? 1));
     }
+  }
+
+  #deleteDelivered(id: string): void {
+    this.#delivered.push(id);
+    if (this.#deleting) return;
+    this.#deleting = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      for (let retry = 0; this.#delivered.length > 0; ) {
+        const ids = this.#delivered;
+        this.#delivered = [];
+        try {
+          await this.#collection().deleteMany({ _id: { $in: ids } });
+        } catch (err) {
+          // Stopping: they stay in the store, and a start delivers them again.
+          if (!this.#started) break;
+          console.error(`[pubsub] deleting ${ids.length} delivered message(s) failed; will retry:`, err);
+          this.#delivered.push(...ids);
+          await new Promise((resolve) => setTimeout(resolve, this.#backoff(++retry)));
+        }
+      }
+      this.#delivered = [];
+      this.#deleting = undefined;
+    });
   }
 
   /** Exponential backoff after failed attempt `attempt` (1-based), with "equal jitter". */

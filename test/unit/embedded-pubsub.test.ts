@@ -94,6 +94,20 @@ describe('EmbeddedPubSub', () => {
     expect(reads).toHaveBeenCalledTimes(1); // the retry's, not the first delivery's
   });
 
+  it('deletes delivered messages together, not one write each', async () => {
+    const ps = newPubSub();
+    let got = 0;
+    ps.subscribe('t', async () => void got++);
+    const deletes = vi.spyOn(pending(), 'deleteMany');
+    const deleteOne = vi.spyOn(pending(), 'deleteOne');
+    await ps.publishMany('t', Array.from({ length: 200 }, (_, n) => ({ n })));
+    await ps.start();
+    await waitFor(() => got === 200, 10_000, 'deliveries');
+    await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'record deletion');
+    expect(deleteOne).not.toHaveBeenCalled();
+    expect(deletes.mock.calls.length).toBeLessThan(20);
+  });
+
   it('publishMany writes every message for every subscriber in one insert before it resolves, and each is delivered once', async () => {
     const ps = newPubSub();
     const got: number[][] = [[], []];

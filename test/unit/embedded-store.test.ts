@@ -62,6 +62,15 @@ describe('CRUD', () => {
     expect(await contacts.countDocuments({})).toBe(0);
   });
 
+  it('deletes by a list of ids, those only, however odd the ids', async () => {
+    const odd = ["it's", 'a"b', '%', 'a,b'];
+    await contacts.insertMany([contact('a'), contact('b'), ...odd.map((id) => contact(id))]);
+    expect(await contacts.deleteMany({ _id: { $in: ['a', 'nobody', ...odd] } })).toBe(5);
+    expect((await contacts.find({})).map((d) => d._id)).toEqual(['b']);
+    expect(await contacts.deleteMany({ _id: { $in: [] } })).toBe(0);
+    expect(await contacts.countDocuments({})).toBe(1);
+  });
+
   it('rejects a duplicate _id and documents without a string _id', async () => {
     await contacts.insertOne(contact('a'));
     await expect(contacts.insertOne(contact('a', { name: 'other' }))).rejects.toBeInstanceOf(DuplicateKeyError);
