@@ -28,7 +28,6 @@ import { createPrivateKey, createSecretKey, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
-import { pino } from 'pino';
 import { compose, type Composed } from '../apps/mailer/compose.ts';
 import { buildMessage } from '../apps/mailer/message.ts';
 import { compileMessage, renderEmail } from '../apps/mailer/render.ts';
@@ -36,7 +35,6 @@ import { createTransport } from '../apps/mailer/transport.ts';
 import { dkimSigningOf, type DomainDoc } from '../domain/domains/collection.ts';
 import { emailLinks } from '../domain/mail/links.ts';
 import type { EmailDoc } from '../domain/mail/outbound.ts';
-import type { Config } from '../runtime/config.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -84,7 +82,7 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
   let send: (key: string, n: number) => Promise<unknown>;
   let close: () => void;
   if (c.variant === 'transport' || c.variant === 'compose') {
-    const transport = createTransport({ smtpUrl: c.smtpUrl } as Config, pino({ level: 'silent' }));
+    const transport = createTransport({ smtpUrl: c.smtpUrl, dataDir: '' });
     const noCommit = async () => {};
     send = (key, n) => {
       const email = emailOf(key, n);

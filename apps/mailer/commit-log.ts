@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** After this much, the log starts afresh (the previous file is kept until the next switch). */
@@ -11,6 +11,10 @@ const MAX_BYTES = 16 * 1024 * 1024;
  * finds the record knows the server has the message. (A database write would leave a window of
  * one round trip in which the record exists and the "." does not.) A redelivery finds it within
  * minutes, so two files, the current and the one before, are plenty.
+ *
+ * Each sending thread writes a log of its own (`name`: `commits-<slot>`, send-thread.ts), so
+ * every log has one writer; `commits` is the one the mailer's event loop wrote before sending
+ * moved to the threads, still read at start-up.
  */
 export class CommitLog {
   readonly #current: string;
@@ -25,12 +29,13 @@ export class CommitLog {
   /** A record of the current file a crash cut off (no line end), to be ended and taken back. */
   #torn: string;
 
-  constructor(dataDir: string, options: { maxBytes?: number } = {}) {
+  constructor(dataDir: string, options: { maxBytes?: number; name?: string } = {}) {
     this.#maxBytes = options.maxBytes ?? MAX_BYTES;
     const dir = join(dataDir, 'mailer');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    this.#current = join(dir, 'commits.log');
-    this.#previous = join(dir, 'commits.previous.log');
+    const name = options.name ?? 'commits';
+    this.#current = join(dir, `${name}.log`);
+    this.#previous = join(dir, `${name}.previous.log`);
     readIds(this.#previous, this.#previousIds);
     this.#torn = readIds(this.#current, this.#currentIds, this.#previousIds);
   }
@@ -77,6 +82,43 @@ export class CommitLog {
       this.#currentIds = new Set();
     }
     this.#bytes += writeSync(this.#fd, `${line}\n`);
+  }
+}
+
+/**
+ * What the mailer's event loop knows of the commits its sending threads made: the logs on disk
+ * as they were at start-up (or at the last `reload`), and the commits reported since. An email
+ * finished since is dropped from the latter, so its memory is that of the logs.
+ */
+export class CommittedEmails {
+  readonly #dataDir: string;
+  #logs: CommitLog[] = [];
+  readonly #reported = new Set<string>();
+
+  constructor(dataDir: string) {
+    this.#dataDir = dataDir;
+    this.reload();
+  }
+
+  has(emailId: string): boolean {
+    return this.#reported.has(emailId) || this.#logs.some((log) => log.has(emailId));
+  }
+
+  /** A thread committed it (the server has the whole message, or had it when it answered). */
+  reported(emailId: string): void {
+    this.#reported.add(emailId);
+  }
+
+  /** Finished in the store: no message for it is claimed again. */
+  finished(emailId: string): void {
+    this.#reported.delete(emailId);
+  }
+
+  /** Reads the logs again: a thread died in the middle of a send and could not say what it did. */
+  reload(): void {
+    const dir = join(this.#dataDir, 'mailer');
+    const names = existsSync(dir) ? readdirSync(dir).flatMap((file) => /^(commits(?:-\d+)?)(?:\.previous)?\.log$/.exec(file)?.[1] ?? []) : [];
+    this.#logs = [...new Set(names)].map((name) => new CommitLog(this.#dataDir, { name }));
   }
 }
 

@@ -9,11 +9,10 @@ import { EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailRes
 import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { CommitLog } from './commit-log.ts';
-import type { Rendered } from './render.ts';
-import { renderPool, type Renderer } from './render-pool.ts';
+import { CommittedEmails } from './commit-log.ts';
+import type { RenderTask } from './render.ts';
+import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
 import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
-import { createTransport, type SendResult } from './transport.ts';
 
 /**
  * The mailer: takes each accepted email from `email.outbound` and hands it to SMTP once.
@@ -22,53 +21,50 @@ import { createTransport, type SendResult } from './transport.ts';
  * recipient (smtp-answers.ts) is retried too, within SOFT_BOUNCE_RETRY_HOURS (soft-bounces.ts).
  */
 export function startMailer(p: Platform): { close(): void } {
-  const transport = createTransport(p.config, p.log);
-  const commits = new CommitLog(p.config.dataDir);
-  const renderer = renderPool();
-  const breaker = new CircuitBreaker((message: Rendered, commit: () => void) => transport.send(message, commit), {
+  const commits = new CommittedEmails(p.config.dataDir);
+  const sender = sendPool(p.config);
+  const breaker = new CircuitBreaker((task: RenderTask) => sender.send(task), {
     timeout: 60_000,
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
     resetTimeout: 5_000,
-    // Bounces, hard or soft, say nothing about the relay's health.
-    errorFilter: isRecipientAnswer,
+    // Bounces, hard or soft, say nothing about the relay's health; nor does an email we could not render.
+    errorFilter: (err) => err instanceof RenderError || isRecipientAnswer(err),
   });
   breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
   p.metrics?.watchCircuit(breaker);
 
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, commits, renderer, message, (m, commit) => breaker.fire(m, commit)), {
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, commits, message, (task) => breaker.fire(task)), {
     retryForever: true,
   });
   return {
     close() {
       breaker.shutdown();
-      transport.close();
-      void renderer.close();
-      commits.close();
+      void sender.close();
     },
   };
 }
 
-type SendMail = (message: Rendered, commit: () => void) => Promise<SendResult>;
+type SendMail = (task: RenderTask) => Promise<Sent>;
 
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();
 
-async function deliver(p: Platform, commits: CommitLog, renderer: Renderer, message: OutboundMessage, sendMail: SendMail): Promise<void> {
+async function deliver(p: Platform, commits: CommittedEmails, message: OutboundMessage, sendMail: SendMail): Promise<void> {
   const { emailId } = message;
   // The claim below also takes a SENDING email (one a crashed mailer left), so two messages for
   // one email must not run at once here; the other one comes back later and finds it done.
   if (delivering.has(emailId)) throw new Error(`email ${emailId} is being delivered already`);
   delivering.add(emailId);
   try {
-    await deliverOnce(p, commits, renderer, message, sendMail);
+    await deliverOnce(p, commits, message, sendMail);
   } finally {
     delivering.delete(emailId);
   }
 }
 
-async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, { emailId, projectId }: OutboundMessage, sendMail: SendMail): Promise<void> {
+async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, projectId }: OutboundMessage, sendMail: SendMail): Promise<void> {
   // The send slot comes before the claim, so an email waiting for one is still QUEUED: a
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
@@ -87,6 +83,7 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
     await finish(p, email, 'DELIVERED', { deliveredAt: nowIso(), reason: 'Handed over before a mailer restart' });
     // Its email.sent may be recorded already or not: carried again, recorded once (by its id).
     await publishResult(p, email, 'email.delivery', { sentAt: nowIso() });
+    commits.finished(emailId);
     return;
   }
 
@@ -103,8 +100,8 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
   // Whether the email gets a footer is footer.ts's to say; the settings are a cached read.
   const project = tracked && email.projectId ? await footerSettings(p, email.projectId) : null;
   const returnPath = emailReturnPath(key, email._id, returnPathDomain(check.domain, p.config.inboundHost));
-  // Rendered and signed on a worker thread; what the store said is all it gets.
-  const message = await renderer.render({
+  // Rendered, signed and sent on a worker thread; what the store said is all it gets.
+  const task: RenderTask = {
     email,
     content: await contentOf(p, email),
     ...(tracked ? { links: { publicUrl: p.config.publicUrl, key } } : {}),
@@ -112,18 +109,22 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
     signing: dkimSigningOf(check.domain),
     attachments,
     returnPath,
-  });
+  };
 
   // email.sent goes with the SMTP answer (one result, one contact turn), or alone on the first
   // attempt when there is none to wait for (a retry ahead).
   const sentAt = nowIso();
   if (email.attempts === 1) p.metrics?.emailOutcome('sent');
   const sentAlone = () => (email.attempts === 1 ? publishResult(p, email, 'email.sent') : Promise.resolve());
-  const commit = () => commits.commit(emailId);
-  let result: SendResult;
+  let sent: Sent;
   try {
-    result = await sendMail(message, commit);
+    sent = await sendMail(task);
   } catch (err) {
+    // Not rendered: tried again later, as a store failure is.
+    if (err instanceof RenderError) throw err;
+    // The thread's log alone knows whether the server has the message: read the logs again.
+    if (err instanceof SendThreadLost) commits.reload();
+    if ((err as { committed?: boolean }).committed) commits.reported(emailId);
     const failure = smtpFailureOf(err);
     const next = failure.kind === 'soft' ? afterSoftFailure(email.softFailures, new Date(), p.config.softBounceRetryHours) : undefined;
     if (failure.kind === 'hard' || next?.kind === 'bounce') {
@@ -133,11 +134,12 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
       const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };
       await finish(p, email, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
       await publishResult(p, email, 'email.bounce', { detail: response, bounce, sentAt });
+      commits.finished(emailId);
       return;
     }
     if (next?.kind === 'retry') {
       // The first try's time stays on the record, so a restart neither resets nor loses the window.
-      commits.forget(emailId);
+      // (The thread took its commit record back: the server did not keep the message.)
       p.metrics?.emailOutcome('deferred');
       const response = (failure as { response: string }).response;
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
@@ -146,15 +148,17 @@ async function deliverOnce(p: Platform, commits: CommitLog, renderer: Renderer, 
       throw err; // redelivered; the claim above lets it through from retryAt on
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
-    commits.forget(emailId);
     p.metrics?.emailOutcome('deferred');
     p.log.warn({ emailId, attempt: email.attempts, err: (err as Error).message }, 'email deferred: SMTP did not take it; retrying');
     await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
     await sentAlone();
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
-  await finish(p, email, 'DELIVERED', { messageId: result.messageId, deliveredAt: nowIso(), reason: result.response, response: result.response });
+  if (sent.committed) commits.reported(emailId);
+  if (sent.kept) p.log.info({ to: sent.envelope.to.join(', '), subject: sent.subject, file: sent.kept, text: sent.text }, 'dev outbox: email kept (no SMTP_URL)');
+  await finish(p, email, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
   await publishResult(p, email, 'email.delivery', { sentAt });
+  commits.finished(emailId);
 }
 
 /** A message for an email whose next try after a soft bounce is still ahead goes back to the queue. */

@@ -11,7 +11,7 @@ import { buildMime } from './mime.ts';
 
 /**
  * Everything one email needs to become bytes, read from the store beforehand: plain data (and a
- * KeyObject, which threads can pass), so it renders in a worker thread (render-pool.ts) as well
+ * KeyObject, which threads can pass), so it renders in a worker thread (send-thread.ts) as well
  * as here.
  */
 export interface RenderTask {

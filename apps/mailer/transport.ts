@@ -3,13 +3,14 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import nodemailer from 'nodemailer';
-import type { Logger } from 'pino';
 import type { Config } from '../../runtime/config.ts';
 import type { Rendered } from './render.ts';
 
 export interface SendResult {
   messageId: string;
   response: string;
+  /** The dev outbox's file the message was kept in (no SMTP_URL). */
+  kept?: string;
 }
 
 export interface Transport {
@@ -72,18 +73,17 @@ function commitBeforeTerminators(socket: Socket): void {
 /** Connections kept open to the relay. */
 const POOL_SIZE = 5;
 
-/** SMTP when SMTP_URL is set; otherwise the dev outbox: `.eml` files under DATA_DIR and a log line. */
-export function createTransport(config: Config, log: Logger): Transport {
+/** SMTP when SMTP_URL is set; otherwise the dev outbox: `.eml` files under DATA_DIR (the mailer logs each). */
+export function createTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Transport {
   if (config.smtpUrl) return smtpTransport(config.smtpUrl);
   const dir = join(config.dataDir, 'outbox');
   mkdirSync(dir, { recursive: true });
   return {
-    async send({ raw, messageId, envelope, subject, text }, commit) {
+    async send({ raw, messageId }, commit) {
       commit();
       const file = join(dir, `${Date.now()}-${messageId.replace(/[^A-Za-z0-9.@-]/g, '')}.eml`);
       writeFileSync(file, raw);
-      log.info({ to: envelope.to.join(', '), subject, file, text }, 'dev outbox: email kept (no SMTP_URL)');
-      return { messageId, response: '250 kept in the dev outbox' };
+      return { messageId, response: '250 kept in the dev outbox', kept: file };
     },
     close: () => {},
   };

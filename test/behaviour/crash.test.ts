@@ -150,6 +150,28 @@ describe('kill -9 in the middle of work', () => {
     expect(deliveredAtKill).toBeLessThan(everyone.length);
   });
 
+  it('a mailer killed after the whole message went out and before the server answered does not send it again', { timeout: 300_000 }, async () => {
+    const to = `${unique('held')}@customer.example`;
+    instance.smtp.holdAnswers.add(to);
+    const res = await project.api.post('/v1/send', { to, from: `hello@${domain.domain}`, subject: 'Held', body: '<p>Held</p>' });
+    expect(res.status).toBe(200);
+    const emailId = res.body.data.emails[0].email as string;
+    // The server has the whole message and has not answered: the kill comes now.
+    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    expect((await project.api.get(`/emails/${emailId}`)).body.data.status).toBe('SENDING');
+    await instance.stop();
+    instance.smtp.holdAnswers.delete(to);
+    await instance.restart();
+
+    const email = await eventually(async () => {
+      const data = (await project.api.get(`/emails/${emailId}`)).body.data as { status: string };
+      return data.status === 'SENDING' || data.status === 'QUEUED' ? undefined : data;
+    }, DRAIN, `email ${emailId} to be finished`);
+    expect(email.status).toBe('DELIVERED');
+    await untilIdle(instance, () => instance.smtp.messages.length, QUIET, DRAIN, 'the mailer to finish');
+    expect(instance.smtp.messages.filter((m) => m.rcptTo.includes(to))).toHaveLength(1);
+  });
+
   it('a CSV import killed while RUNNING completes after the restart with exact counters, every contact once', { timeout: 300_000 }, async () => {
     const tag = unique('import');
     const fresh = byMode({ embedded: 3_000, distributed: 300 });

@@ -23,6 +23,11 @@ export interface SmtpSink {
   /** How many 4xx answers each address got so far. */
   deferrals: Map<string, number>;
   /**
+   * For these addresses the server takes the whole message (it is in `messages`) and holds its
+   * answer until the client is gone: a client that dies now has handed the message over.
+   */
+  holdAnswers: Set<string>;
+  /**
    * An outage: stop listening, answer 421 to new transactions, let transactions already in DATA
    * finish (a message is either taken whole or not at all), then drop every connection.
    */
@@ -39,6 +44,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const rejectRecipients = new Set<string>();
   const deferRecipients = new Set<string>();
   const deferrals = new Map<string, number>();
+  const holdAnswers = new Set<string>();
   let down = false;
   const sockets = new Set<Socket>();
   /** Sockets in the middle of DATA: closed once their message is taken. */
@@ -91,6 +97,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
             waiter.resolve(message);
           }
         }
+        if (message.rcptTo.some((to) => holdAnswers.has(to))) {
+          socket?.once('close', () => callback());
+          return;
+        }
         callback();
         if (socket) {
           inData.delete(socket);
@@ -115,6 +125,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     rejectRecipients,
     deferRecipients,
     deferrals,
+    holdAnswers,
     waitFor(match, timeoutMs = 10_000) {
       const found = messages.find(match);
       if (found) return Promise.resolve(found);

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CommitLog } from '../../apps/mailer/commit-log.ts';
+import { CommitLog, CommittedEmails } from '../../apps/mailer/commit-log.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -62,5 +62,28 @@ describe('the mailer commit log', () => {
     log.close();
     expect(fs.statSync(path.join(dir, 'mailer')).mode & 0o777).toBe(0o700);
     expect(fs.statSync(path.join(dir, 'mailer', 'commits.log')).mode & 0o777).toBe(0o600);
+  });
+
+  it("the event loop knows every thread's log, the one from before threads, and what threads reported since", () => {
+    const old = new CommitLog(dir); // written before sending moved to threads
+    old.commit('legacy');
+    old.close();
+    const thread0 = new CommitLog(dir, { name: 'commits-0', maxBytes: 10 });
+    for (const id of ['id-1', 'id-2', 'id-3', 'id-4']) thread0.commit(id); // id-1..3 in commits-0.previous.log
+    thread0.forget('id-2');
+    const thread1 = new CommitLog(dir, { name: 'commits-1' });
+    thread1.commit('other');
+    const committed = new CommittedEmails(dir);
+    expect(['legacy', 'id-1', 'id-2', 'id-3', 'id-4', 'other', 'never'].map((id) => committed.has(id))).toEqual([true, true, false, true, true, true, false]);
+    thread1.commit('later'); // a thread that could not report it: known after a reload
+    expect(committed.has('later')).toBe(false);
+    committed.reload();
+    expect(committed.has('later')).toBe(true);
+    committed.reported('fresh');
+    expect(committed.has('fresh')).toBe(true);
+    committed.finished('fresh');
+    expect(committed.has('fresh')).toBe(false);
+    thread0.close();
+    thread1.close();
   });
 });

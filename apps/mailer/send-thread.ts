@@ -1,0 +1,51 @@
+// The body of a send-pool thread: renders one email, signs it, and hands it to SMTP, with the
+// commit record (commit-log.ts) written on this thread, in the tick its final "." goes out.
+import { threadId } from 'node:worker_threads';
+import { workerData } from 'piscina';
+import { CommitLog } from './commit-log.ts';
+import { renderEmail, type RenderTask } from './render.ts';
+import { smtpFailureOf } from './smtp-answers.ts';
+import { createTransport } from './transport.ts';
+import type { SendOutcome, SendThreadData } from './send-pool.ts';
+
+const { smtpUrl, dataDir, slots } = workerData as SendThreadData;
+
+/**
+ * This thread's slot: the lowest free one, holding its thread id until the pool frees it once the
+ * thread is gone. Its log is the slot's, so each log has one writer, and a later thread of the
+ * same slot carries on with it (a restart reads every slot's log).
+ */
+function claimSlot(): number {
+  for (let slot = 0; slot < slots.length; slot++) {
+    if (Atomics.compareExchange(slots, slot, 0, threadId) === 0) return slot;
+  }
+  throw new Error(`no free commit log slot among ${slots.length}`);
+}
+
+const commits = new CommitLog(dataDir, { name: `commits-${claimSlot()}` });
+const transport = createTransport({ smtpUrl, dataDir });
+
+export default async function send(task: RenderTask): Promise<SendOutcome> {
+  const emailId = task.email._id;
+  let message;
+  try {
+    message = await renderEmail(task);
+  } catch (err) {
+    return { ok: false, stage: 'render', error: { message: (err as Error).message ?? String(err) } };
+  }
+  let committed = false;
+  try {
+    const { messageId, response, kept } = await transport.send(message, () => {
+      commits.commit(emailId);
+      committed = true;
+    });
+    return { ok: true, committed, messageId, response, envelope: message.envelope, subject: message.subject, ...(kept ? { kept, text: message.text } : {}) };
+  } catch (err) {
+    // A hard answer ends the email (BOUNCED); after any other failure it is sent again, so the
+    // record is taken back: the server did not keep the message.
+    const hard = smtpFailureOf(err).kind === 'hard';
+    if (committed && !hard) commits.forget(emailId);
+    const { message: text, responseCode, command, response } = err as Error & { responseCode?: number; command?: string; response?: string };
+    return { ok: false, stage: 'smtp', committed: committed && hard, error: { message: text ?? String(err), responseCode, command, response } };
+  }
+}
