@@ -40,6 +40,15 @@ export interface Child {
 }
 
 /**
+ * The NODE_OPTIONS a tree's `npm start` gives the platform (package.json: its V8 heap limit), so
+ * a benchmark runs the platform as `npm start` runs it; empty for a tree whose start sets none.
+ */
+export function startNodeOptions(root = ROOT): string {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  return /NODE_OPTIONS="([^"$]*)/.exec(start)?.[1]?.trim() ?? '';
+}
+
+/**
  * `node [--cpu-prof] --import tsx --import ./bench/orphan-guard.ts <script>`, registered for
  * cleanup, with an IPC channel unless `ipc: false`. The orphan guard ends the child if this
  * process dies without stopping it. `root` is the tree the script is run from (its directory is

@@ -10,7 +10,7 @@ import PostalMime from 'postal-mime';
 import { ApiClient } from '../test/harness/client.ts';
 import type { DnsServer } from '../test/harness/dns-server.ts';
 import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
-import { freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, startChild, tempDir, usageOf, type Child } from './common.ts';
+import { freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, startChild, startNodeOptions, tempDir, usageOf, type Child } from './common.ts';
 import { NO_SAMPLES, addTo, printProfileDir, readProfileWindow } from './profile.ts';
 import { recipientOf, type SinkStats } from './send-shared.ts';
 
@@ -187,6 +187,9 @@ export async function startPlatform(
   };
   // Embedded mode, whatever the calling shell has set.
   for (const key of ['MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL', 'LINK_SECRET', 'SYSTEM_FROM']) delete env[key];
+  // The V8 options that tree's `npm start` gives the platform (its heap limit).
+  const startOptions = startNodeOptions(root);
+  if (startOptions) env.NODE_OPTIONS = [startOptions, env.NODE_OPTIONS].filter(Boolean).join(' ');
   if (mongodbUrl) env.MONGODB_URL = mongodbUrl;
   // `root`: another commit's tree (common.ts worktreeOf) whose platform runs instead of this one's.
   const proc = startChild('platform', mongodbUrl ? 'scripts/start-distributed.ts' : 'apps/api/main.ts', env, profileDir, { root });

@@ -300,7 +300,7 @@ export class EmbeddedPubSub implements PubSub {
 }
 
 /** Published records kept in memory for their first delivery, at most (some 10 MB of small messages). */
-const FRESH_RECORDS = 20_000;
+const FRESH_RECORDS = 2_000;
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;

@@ -76,7 +76,7 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>): SendPool 
       idleTimeout: 30_000,
       // A task waits on its signature (libuv's thread pool) and on SMTP round trips: meanwhile the
       // thread renders others. Enough in flight to keep the SMTP pool (transport.ts) busy.
-      concurrentTasksPerWorker: 16,
+      concurrentTasksPerWorker: 8,
       // Atomics.wait would hold the thread's event loop between tasks, and with it the callbacks.
       atomics: 'disabled',
       // Rendering makes much short-lived garbage: a small young generation keeps the thread's RSS
