@@ -51,10 +51,12 @@ const focused = (p: Page = page) =>
  */
 const focusIndicator = (p: Page = page) =>
   p.evaluate<string>(`(() => {
+    // At least 2 px: a hairline (a library's 0.5 px shadow) is not something a user finds on a page.
     const ring = (el) => {
       const style = getComputedStyle(el);
-      if (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) return 'outline ' + style.outlineWidth + ' ' + style.outlineStyle + ' ' + style.outlineColor;
-      return style.boxShadow !== 'none' ? 'box-shadow ' + style.boxShadow : '';
+      if (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2) return 'outline ' + style.outlineWidth + ' ' + style.outlineStyle + ' ' + style.outlineColor;
+      const widest = Math.max(0, ...(style.boxShadow.match(/-?[\d.]+px/g) || []).map((l) => Math.abs(parseFloat(l))));
+      return style.boxShadow !== 'none' && widest >= 2 ? 'box-shadow ' + style.boxShadow : '';
     };
     const el = document.activeElement;
     if (!el || el === document.body) return 'none (nothing focused)';
@@ -78,6 +80,35 @@ async function tabTo(target: string | RegExp, { back = false, max = 40, p = page
     seen.push(now);
   }
   throw new Error(`${String(target)} not reached by ${back ? 'Shift+Tab' : 'Tab'}; focus went: ${seen.join(' → ')}`);
+}
+
+/**
+ * Every stop of the page's Tab order, from the skip link round to it again, with the focus
+ * indicator each one shows; the stops that show none. Also catches a trap: a stop Tab cannot leave.
+ */
+async function stopsWithoutIndicator(max = 150): Promise<string[]> {
+  await tabTo('link Skip to content', { back: true, max: 60 });
+  const missing: string[] = [];
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    const now = await focused();
+    if (now === 'link Skip to content') return missing;
+    // Past the last stop the focus leaves the page (the browser's own controls) before it comes round.
+    if (now === 'body') continue;
+    // A date input's month, day and year are stops of their own inside the one input (Chromium's
+    // own control, which marks the field being edited): the input was checked on arrival.
+    const sameDateInput = await page.evaluate<boolean>(`window.__lastStop === document.activeElement && document.activeElement.matches('input[type=date], input[type=datetime-local], input[type=time]')`);
+    if (sameDateInput) continue;
+    // Read again for a moment: CodeMirror marks its frame focused a little after the focus event.
+    let ring = await focusIndicator();
+    for (let tries = 0; ring.startsWith('none') && tries < 10; tries++) ring = await page.waitForTimeout(100).then(() => focusIndicator());
+    const shown = ring.startsWith('none') ? ring : '';
+    const where = await page.evaluate<string>('document.activeElement.outerHTML.slice(0, 120)');
+    if (shown) missing.push(`${now}: ${where}`);
+    const stuck = await page.evaluate<boolean>('(() => { const same = window.__lastStop === document.activeElement; window.__lastStop = document.activeElement; return same; })()');
+    if (stuck) missing.push(`${now}: Tab did not move on (${where})`);
+  }
+  throw new Error(`Tab did not come round to the skip link in ${max} presses (a keyboard trap?)`);
 }
 
 beforeAll(async () => {
@@ -370,6 +401,15 @@ describe('the main flows by keyboard alone', { timeout: byMode({ embedded: 60_00
     await page.getByRole('status').filter({ hasText: 'Test sent to keyboard@example.com.' }).waitFor();
     const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('keyboard@example.com'), WAIT);
     expect(mail.parsed.subject).toBe('[TEST] Typed, not clicked');
+  });
+
+  it('every Tab stop of the busiest screens shows where the focus is', async () => {
+    for (const path of ['/overview', '/contacts', `/contacts/${ids.contact}`, '/campaigns/new', `/campaigns/${ids.campaign}`, `/templates/${ids.template}`, `/workflows/${ids.workflow}`, '/events', '/domains', '/settings']) {
+      await page.goto(screen(path));
+      await page.locator('h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await stopsWithoutIndicator(), `Tab stops without a visible focus indicator on ${path}`).toEqual([]);
+    }
   });
 
   it('no page error happened', () => {
