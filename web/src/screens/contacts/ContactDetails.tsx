@@ -87,16 +87,16 @@ export function ContactDetails({ contactId }: { contactId: string }) {
         {patch.error && !editing.open && <p role="alert">{errorMessage(patch.error)}</p>}
         {editing.open ? (
           <div {...editing.dismissable}>
-          <ContactForm
-            contact={c}
-            submitLabel="Save contact"
-            pending={patch.isPending}
-            error={patch.error}
-            onSubmit={(input) =>
-              patch.mutate(input, { onSuccess: editing.close })
-            }
-            onCancel={editing.close}
-          />
+            <ContactForm
+              contact={c}
+              submitLabel="Save contact"
+              pending={patch.isPending}
+              error={patch.error}
+              onSubmit={(input) =>
+                patch.mutate(input, { onSuccess: editing.close })
+              }
+              onCancel={editing.close}
+            />
           </div>
         ) : (
           <>
