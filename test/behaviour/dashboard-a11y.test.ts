@@ -418,6 +418,26 @@ describe('the main flows by keyboard alone', { timeout: byMode({ embedded: 60_00
     }
   });
 
+  it('at 320 CSS pixels wide (a 1280 px window at 400%) the screens reflow: no page-wide horizontal scrolling', async () => {
+    await page.setViewportSize({ width: 320, height: 640 });
+    const wide: string[] = [];
+    for (const path of ['/overview', '/contacts', `/contacts/${ids.contact}`, '/segments', `/segments/${ids.segment}`, '/campaigns/new', `/campaigns/${ids.campaign}`, '/templates', `/templates/${ids.template}`, '/workflows', '/events', '/domains', '/settings']) {
+      await page.goto(screen(path));
+      await page.locator('h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      const overflow = await page.evaluate<string>(`(() => {
+        const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+        if (over <= 0) return '';
+        const culprits = [...document.querySelectorAll('main *')].filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !el.closest('table, .graph, .cm-editor'))
+          .filter((el, i, all) => !all.some((other) => other !== el && other.contains(el)));
+        return over + ' px: ' + culprits.slice(0, 5).map((el) => el.outerHTML.slice(0, 100)).join(', ');
+      })()`);
+      if (overflow) wide.push(`${path} scrolls sideways by ${overflow}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(wide).toEqual([]);
+  });
+
   it('no page error happened', () => {
     expect(errors).toEqual([]);
   });
