@@ -1,3 +1,5 @@
+import './pager.css';
+
 /** Previous and next page, and where we are. */
 export function Pager({ page, totalPages, total, onPage, noun }: { page: number; totalPages: number; total: number; onPage: (p: number) => void; noun: string }) {
   return (

@@ -1,6 +1,7 @@
 import { html } from '@codemirror/lang-html';
 import { EditorView, basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'react';
+import './html-editor.css';
 
 interface Props {
   /** The id of the visible label that names the editor. */
@@ -9,6 +10,8 @@ interface Props {
   onChange: (value: string) => void;
   describedBy?: string;
   invalid?: boolean;
+  /** As tall as a screen that is mostly the editor wants it (Templates); 12 lines otherwise. */
+  tall?: boolean;
 }
 
 /**
@@ -16,7 +19,7 @@ interface Props {
  * screens). The editable area is a textbox named by the visible label; Tab is left to move focus
  * (Escape then Tab, as CodeMirror documents), so keyboard users are never trapped in it.
  */
-export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }: Props) {
+export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid, tall }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const latest = useRef(onChange);
@@ -53,5 +56,5 @@ export function HtmlEditor({ labelledBy, value, onChange, describedBy, invalid }
     if (editor && editor.state.doc.toString() !== value) editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
   }, [value]);
 
-  return <div ref={host} className={invalid ? 'code-editor invalid' : 'code-editor'} aria-invalid={invalid ? true : undefined} />;
+  return <div ref={host} className={['code-editor', tall ? 'tall' : '', invalid ? 'invalid' : ''].filter(Boolean).join(' ')} aria-invalid={invalid ? true : undefined} />;
 }

@@ -5,6 +5,7 @@ import { CANCELLABLE, DELETABLE, EDITABLE, SENDABLE } from '../../../../actors/c
 import { emailSchema } from '../../../../domain/contacts/schema.ts';
 import { api, apiEnvelope, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Field, FormError } from '../../forms/Field.tsx';
 import { serverFieldErrors, validate } from '../../forms/validate.ts';
@@ -12,7 +13,7 @@ import { paths } from '../../paths.ts';
 import { fromLocalInput, toLocalInput } from '../segments/filters.ts';
 import { campaignKeys, campaignPath, countAudience, recipientsNoun, timeZone, type Campaign } from './api.ts';
 
-type Confirming = 'send' | 'cancel' | 'delete' | null;
+type Confirming = 'send' | 'cancel' | 'delete';
 
 /**
  * What the campaign's state allows, and nothing else (the rules of actors/campaign/states.ts):
@@ -24,7 +25,7 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const { say } = useNotices();
-  const [confirming, setConfirming] = useState<Confirming>(null);
+  const confirming = useDisclosure<Confirming>();
   const [testEmail, setTestEmail] = useState('');
   const [testError, setTestError] = useState<string>();
   const [scheduleAt, setScheduleAt] = useState(() => toLocalInput(campaign.scheduledFor));
@@ -41,7 +42,7 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
 
   const settle = (updated: Campaign | undefined, message: string) => {
     say(message);
-    setConfirming(null);
+    confirming.close();
     if (updated) queryClient.setQueryData(campaignKeys.one(project.id, updated.id), updated);
     return queryClient.invalidateQueries({ queryKey: campaignKeys.all(project.id) });
   };
@@ -105,12 +106,12 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
           </Link>
         )}
         {sendable && (
-          <button type="button" className="primary" onClick={() => setConfirming('send')}>
+          <button type="button" className="primary" ref={confirming.opener('send')} onClick={() => confirming.show('send')}>
             Send now
           </button>
         )}
         {CANCELLABLE.includes(campaign.status) && (
-          <button type="button" onClick={() => setConfirming('cancel')}>
+          <button type="button" ref={confirming.opener('cancel')} onClick={() => confirming.show('cancel')}>
             {campaign.status === 'SENDING' ? 'Stop sending' : 'Cancel campaign'}
           </button>
         )}
@@ -118,14 +119,14 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
           Duplicate
         </button>
         {DELETABLE.includes(campaign.status) && (
-          <button type="button" className="danger" onClick={() => setConfirming('delete')}>
+          <button type="button" className="danger" ref={confirming.opener('delete')} onClick={() => confirming.show('delete')}>
             Delete
           </button>
         )}
       </div>
 
-      {confirming === 'send' && (
-        <div className="confirm" role="group" aria-label="Confirm sending">
+      {confirming.open === 'send' && (
+        <div className="confirm" role="group" aria-label="Confirm sending" {...confirming.dismissable}>
           <p>
             {recipients.error
               ? errorMessage(recipients.error)
@@ -136,29 +137,29 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
           <button type="button" className="primary" onClick={() => send.mutate(null)} disabled={send.isPending} autoFocus>
             {send.isPending ? 'Sending…' : 'Yes, send now'}
           </button>{' '}
-          <button type="button" onClick={() => setConfirming(null)}>
+          <button type="button" onClick={confirming.close}>
             Not now
           </button>
         </div>
       )}
-      {confirming === 'cancel' && (
-        <div className="confirm" role="group" aria-label="Confirm cancellation">
+      {confirming.open === 'cancel' && (
+        <div className="confirm" role="group" aria-label="Confirm cancellation" {...confirming.dismissable}>
           <p>{campaign.status === 'SENDING' ? 'Emails not handed to the mail server yet will not be sent.' : 'The campaign will not be sent.'} Cancel it?</p>
           <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending} autoFocus>
             Yes, cancel it
           </button>{' '}
-          <button type="button" onClick={() => setConfirming(null)}>
+          <button type="button" onClick={confirming.close}>
             Keep it
           </button>
         </div>
       )}
-      {confirming === 'delete' && (
-        <div className="confirm" role="group" aria-label="Confirm deletion">
+      {confirming.open === 'delete' && (
+        <div className="confirm" role="group" aria-label="Confirm deletion" {...confirming.dismissable}>
           <p>Delete {campaign.name}? This cannot be undone.</p>
           <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending} autoFocus>
             Yes, delete it
           </button>{' '}
-          <button type="button" onClick={() => setConfirming(null)}>
+          <button type="button" onClick={confirming.close}>
             Keep it
           </button>
         </div>
@@ -188,7 +189,10 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
         <button type="submit" disabled={test.isPending}>
           {test.isPending ? 'Sending…' : 'Send test'}
         </button>
-        {test.isSuccess && !test.isPending && <span className="saved"> Test sent to {test.data.data.to}.</span>}
+        {/* A live region that is there before the result, so the result is announced. */}
+        <span className="saved" role="status">
+          {test.isSuccess && !test.isPending && ` Test sent to ${test.data.data.to}.`}
+        </span>
       </form>
     </section>
   );

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { JobProgress, useJob } from './JobProgress.tsx';
 import { contactKeys, type Job } from './types.ts';
@@ -17,13 +18,13 @@ export function BulkActions({ selected, onDone }: { selected: string[]; onDone: 
   const project = useCurrentProject();
   const queryClient = useQueryClient();
   const { say } = useNotices();
-  const [confirming, setConfirming] = useState(false);
+  const confirming = useDisclosure();
   const [running, setRunning] = useState<{ action: Action; jobId: string } | null>(null);
   const start = useMutation({
     mutationFn: (action: Action) =>
       api<Job & { jobId: string }>(`/contacts/bulk-${action}`, { method: 'POST', body: { contactIds: selected }, projectId: project.id }).then((job) => ({ action, jobId: job.jobId })),
     onSuccess: (started) => {
-      setConfirming(false);
+      confirming.close();
       setRunning(started);
     },
   });
@@ -44,18 +45,18 @@ export function BulkActions({ selected, onDone }: { selected: string[]; onDone: 
       <button type="button" disabled={selected.length === 0 || start.isPending} onClick={() => start.mutate('unsubscribe')}>
         Unsubscribe selected
       </button>
-      {confirming ? (
-        <span className="confirm" role="group" aria-label="Confirm delete">
+      {confirming.open ? (
+        <span className="confirm" role="group" aria-label="Confirm delete" {...confirming.dismissable}>
           Delete {selected.length} contacts with their events and segment memberships? This cannot be undone.{' '}
           <button type="button" className="danger" autoFocus onClick={() => start.mutate('delete')} disabled={start.isPending}>
             Delete {selected.length} contacts
           </button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>
+          <button type="button" onClick={confirming.close}>
             Keep them
           </button>
         </span>
       ) : (
-        <button type="button" disabled={selected.length === 0} onClick={() => setConfirming(true)}>
+        <button type="button" ref={confirming.opener(true)} disabled={selected.length === 0} onClick={() => confirming.show(true)}>
           Delete selected
         </button>
       )}

@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Loading, Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
@@ -23,16 +24,10 @@ export function ContactDetails({ contactId }: { contactId: string }) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const { say } = useNotices();
-  const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
+  // Leaving the edit form or the delete confirmation puts the focus back on the button that opened it.
+  const editing = useDisclosure();
+  const confirming = useDisclosure();
   const [switching, setSwitching] = useState<boolean | null>(null);
-  const editButton = useRef<HTMLButtonElement>(null);
-  // Leaving the edit form (saved or cancelled) puts the focus back on the button that opened it.
-  const wasEditing = useRef(false);
-  useEffect(() => {
-    if (wasEditing.current && !editing) editButton.current?.focus();
-    wasEditing.current = editing;
-  }, [editing]);
   const path = `/contacts/${encodeURIComponent(contactId)}`;
   const key = contactKeys.one(project.id, contactId);
   const contact = useQuery({ queryKey: key, queryFn: () => api<Contact>(path, { projectId: project.id }) });
@@ -89,18 +84,20 @@ export function ContactDetails({ contactId }: { contactId: string }) {
           />
           <label htmlFor="subscription">Subscribed to marketing email</label>
         </div>
-        {patch.error && !editing && <p role="alert">{errorMessage(patch.error)}</p>}
-        {editing ? (
-          <ContactForm
-            contact={c}
-            submitLabel="Save contact"
-            pending={patch.isPending}
-            error={patch.error}
-            onSubmit={(input) =>
-              patch.mutate(input, { onSuccess: () => setEditing(false) })
-            }
-            onCancel={() => setEditing(false)}
-          />
+        {patch.error && !editing.open && <p role="alert">{errorMessage(patch.error)}</p>}
+        {editing.open ? (
+          <div {...editing.dismissable}>
+            <ContactForm
+              contact={c}
+              submitLabel="Save contact"
+              pending={patch.isPending}
+              error={patch.error}
+              onSubmit={(input) =>
+                patch.mutate(input, { onSuccess: editing.close })
+              }
+              onCancel={editing.close}
+            />
+          </div>
         ) : (
           <>
             <h3>Data</h3>
@@ -129,21 +126,21 @@ export function ContactDetails({ contactId }: { contactId: string }) {
               <time dateTime={c.updatedAt}>{new Date(c.updatedAt).toLocaleString()}</time>
             </p>
             <div className="actions">
-              <button type="button" ref={editButton} onClick={() => { patch.reset(); setEditing(true); }}>
+              <button type="button" ref={editing.opener(true)} onClick={() => { patch.reset(); editing.show(true); }}>
                 Edit contact
               </button>
-              {confirming ? (
-                <span className="confirm" role="group" aria-label="Confirm delete">
+              {confirming.open ? (
+                <span className="confirm" role="group" aria-label="Confirm delete" {...confirming.dismissable}>
                   Delete {c.email} with its events and segment memberships?{' '}
                   <button type="button" className="danger" autoFocus onClick={() => remove.mutate()} disabled={remove.isPending}>
                     Delete contact
                   </button>{' '}
-                  <button type="button" onClick={() => setConfirming(false)}>
+                  <button type="button" onClick={confirming.close}>
                     Keep it
                   </button>
                 </span>
               ) : (
-                <button type="button" onClick={() => setConfirming(true)}>
+                <button type="button" ref={confirming.opener(true)} onClick={() => confirming.show(true)}>
                   Delete…
                 </button>
               )}

@@ -4,6 +4,7 @@ import { Link, useSearchParams } from 'react-router';
 import { apiEnvelope, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
 import { Loading } from '../../app/Page.tsx';
+import '../../app/pager.css';
 import { paths } from '../../paths.ts';
 import { BulkActions } from './BulkActions.tsx';
 import { contactKeys, type ContactPage } from './types.ts';

@@ -1,9 +1,9 @@
 import './contacts.css';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { Route, Routes, useNavigate, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
@@ -33,7 +33,7 @@ function ContactsHome() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const { say } = useNotices();
-  const [creating, setCreating] = useState(false);
+  const creating = useDisclosure();
   const create = useMutation({
     mutationFn: (body: ContactInput) => api<Contact & { _meta: { isNew: boolean } }>('/contacts', { method: 'POST', body, projectId: project.id }),
     onSuccess: (contact) => {
@@ -46,17 +46,17 @@ function ContactsHome() {
     <Page
       title="Contacts"
       actions={
-        !creating && (
-          <button type="button" className="primary" onClick={() => setCreating(true)}>
+        !creating.open && (
+          <button type="button" className="primary" ref={creating.opener(true)} onClick={() => creating.show(true)}>
             New contact
           </button>
         )
       }
     >
-      {creating && (
-        <section aria-labelledby="new-contact-title" className="card">
+      {creating.open && (
+        <section aria-labelledby="new-contact-title" className="card" {...creating.dismissable}>
           <h2 id="new-contact-title">New contact</h2>
-          <ContactForm submitLabel="Create contact" pending={create.isPending} error={create.error} onSubmit={(input) => create.mutate(input)} onCancel={() => setCreating(false)} />
+          <ContactForm submitLabel="Create contact" pending={create.isPending} error={create.error} onSubmit={(input) => create.mutate(input)} onCancel={creating.close} />
         </section>
       )}
       <ContactList />

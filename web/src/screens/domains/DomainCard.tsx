@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api, errorMessage } from '../../api/client.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { FormError } from '../../forms/Field.tsx';
 import { CopyButton } from './CopyButton.tsx';
@@ -13,7 +13,7 @@ import type { Domain, VerifyResult } from './types.ts';
 export function DomainCard({ domain, admin }: { domain: Domain; admin: boolean }) {
   const queryClient = useQueryClient();
   const { say } = useNotices();
-  const [confirming, setConfirming] = useState(false);
+  const confirming = useDisclosure();
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['domains', domain.projectId] });
   const verify = useMutation({
     mutationFn: () => api<VerifyResult>(`/domains/${encodeURIComponent(domain.id)}/verify`),
@@ -75,18 +75,18 @@ export function DomainCard({ domain, admin }: { domain: Domain; admin: boolean }
         {verify.isPending ? 'Checking DNS…' : `Verify ${domain.domain}`}
       </button>{' '}
       {admin &&
-        (confirming ? (
-          <span className="confirm" role="group" aria-label={`Confirm removing ${domain.domain}`}>
+        (confirming.open ? (
+          <span className="confirm" role="group" aria-label={`Confirm removing ${domain.domain}`} {...confirming.dismissable}>
             Sending from {domain.domain} stops at once.{' '}
             <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending} autoFocus>
               Remove now
             </button>{' '}
-            <button type="button" onClick={() => setConfirming(false)}>
+            <button type="button" onClick={confirming.close}>
               Keep it
             </button>
           </span>
         ) : (
-          <button type="button" onClick={() => setConfirming(true)}>
+          <button type="button" ref={confirming.opener(true)} onClick={() => confirming.show(true)}>
             Remove {domain.domain}
           </button>
         ))}

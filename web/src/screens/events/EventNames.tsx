@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { isSystemEventName } from '../../../../domain/events/names.ts';
 import { api, errorMessage } from '../../api/client.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Loading } from '../../app/Page.tsx';
 import type { EventStats } from './types.ts';
@@ -14,12 +14,12 @@ import type { EventStats } from './types.ts';
 export function EventNames({ projectId, onPick }: { projectId: string; onPick: (name: string) => void }) {
   const queryClient = useQueryClient();
   const { say } = useNotices();
-  const [confirming, setConfirming] = useState<string | null>(null);
+  const confirming = useDisclosure<string>();
   const stats = useQuery({ queryKey: ['events', projectId, 'stats', 'all'], queryFn: () => api<EventStats>('/events/stats', { projectId }) });
   const remove = useMutation({
     mutationFn: (name: string) => api<{ name: string; deleted: number }>(`/events/${encodeURIComponent(name)}`, { method: 'DELETE', projectId }),
     onSuccess: (result) => {
-      setConfirming(null);
+      confirming.close();
       say(`${result.deleted} ${result.name} events deleted`);
       return queryClient.invalidateQueries({ queryKey: ['events', projectId] });
     },
@@ -57,18 +57,18 @@ export function EventNames({ projectId, onPick }: { projectId: string; onPick: (
                 <td>
                   {isSystemEventName(e.name) ? (
                     <span className="hint">system</span>
-                  ) : confirming === e.name ? (
-                    <span className="confirm" role="group" aria-label={`Confirm deleting ${e.name}`}>
+                  ) : confirming.open === e.name ? (
+                    <span className="confirm" role="group" aria-label={`Confirm deleting ${e.name}`} {...confirming.dismissable}>
                       Delete all {e.count.toLocaleString()}?{' '}
                       <button type="button" className="danger" autoFocus disabled={remove.isPending} onClick={() => remove.mutate(e.name)}>
                         Delete {e.name} events
                       </button>{' '}
-                      <button type="button" onClick={() => setConfirming(null)}>
+                      <button type="button" onClick={confirming.close}>
                         Keep
                       </button>
                     </span>
                   ) : (
-                    <button type="button" onClick={() => { remove.reset(); setConfirming(e.name); }} aria-label={`Delete ${e.name}…`}>
+                    <button type="button" ref={confirming.opener(e.name)} onClick={() => { remove.reset(); confirming.show(e.name); }} aria-label={`Delete ${e.name}…`}>
                       Delete…
                     </button>
                   )}

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { api, errorMessage } from '../../api/client.ts';
+import { ChartFrame } from '../../app/ChartFrame.tsx';
 import { Loading } from '../../app/Page.tsx';
 import type { EventStats } from './types.ts';
 
@@ -59,9 +60,10 @@ export function EventStatsChart({ projectId }: { projectId: string }) {
           <p aria-live="polite">
             <strong>{stats.data.total.toLocaleString()}</strong> events from {range.start} to {range.end}
           </p>
-          <div className="chart" role="img" aria-label={`Events per name from ${range.start} to ${range.end}`}>
+          <ChartFrame label={`Events per name from ${range.start} to ${range.end}`}>
             <ResponsiveContainer width="100%" height={Math.max(160, stats.data.events.length * 32 + 40)}>
-              <BarChart data={stats.data.events} layout="vertical" margin={{ top: 8, right: 16, bottom: 8, left: 16 }}>
+              {/* No keyboard layer inside a picture (see ChartFrame): the table is the chart's text. */}
+              <BarChart data={stats.data.events} layout="vertical" margin={{ top: 8, right: 16, bottom: 8, left: 16 }} accessibilityLayer={false}>
                 <CartesianGrid stroke="#e5e7eb" />
                 <XAxis type="number" allowDecimals={false} />
                 <YAxis type="category" dataKey="name" width={180} />
@@ -69,7 +71,7 @@ export function EventStatsChart({ projectId }: { projectId: string }) {
                 <Bar dataKey="count" name="Events" fill="#1d4ed8" isAnimationActive={false} />
               </BarChart>
             </ResponsiveContainer>
-          </div>
+          </ChartFrame>
           <table aria-label="Counts in the range">
             <thead>
               <tr>

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { api, apiEnvelope, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { ChartFrame } from '../../app/ChartFrame.tsx';
 import { Loading, Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
 import { bucketsOf, EMAIL_EVENTS, RANGES, rate } from './series.ts';
@@ -112,20 +113,46 @@ export default function Overview() {
         ) : sent === 0 && series.data.every((row) => EMAIL_EVENTS.every((e) => row[e.label] === 0)) ? (
           <p className="empty">No email in this range yet. Send one with POST /v1/send, a campaign or a workflow.</p>
         ) : (
-          <div className="chart" role="img" aria-label={`Email events per ${range.bucketDays === 1 ? 'day' : 'week'}, ${range.label.toLowerCase()}`}>
-            <ResponsiveContainer width="100%" height={280}>
-              <LineChart data={series.data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
-                <CartesianGrid stroke="#e5e7eb" />
-                <XAxis dataKey="label" />
-                <YAxis allowDecimals={false} />
-                <Tooltip />
-                <Legend />
-                {EMAIL_EVENTS.map((e) => (
-                  <Line key={e.name} type="linear" dataKey={e.label} stroke={e.color} dot={false} isAnimationActive={false} />
-                ))}
-              </LineChart>
-            </ResponsiveContainer>
-          </div>
+          <>
+            <ChartFrame label={`Email events per ${range.bucketDays === 1 ? 'day' : 'week'}, ${range.label.toLowerCase()}`}>
+              <ResponsiveContainer width="100%" height={280}>
+                {/* No keyboard layer inside a picture (see ChartFrame): the table is the chart's text. */}
+                <LineChart data={series.data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
+                  <CartesianGrid stroke="#e5e7eb" />
+                  <XAxis dataKey="label" />
+                  <YAxis allowDecimals={false} />
+                  <Tooltip />
+                  <Legend />
+                  {EMAIL_EVENTS.map((e) => (
+                    <Line key={e.name} type="linear" dataKey={e.label} stroke={e.color} dot={false} isAnimationActive={false} />
+                  ))}
+                </LineChart>
+              </ResponsiveContainer>
+            </ChartFrame>
+            <details>
+              <summary>The chart's figures</summary>
+              <table aria-label={`Email events per ${range.bucketDays === 1 ? 'day' : 'week'}`}>
+                <thead>
+                  <tr>
+                    <th scope="col">{range.bucketDays === 1 ? 'Day' : 'Week from'}</th>
+                    {EMAIL_EVENTS.map((e) => (
+                      <th scope="col" key={e.name}>{e.label}</th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {series.data.map((row) => (
+                    <tr key={row.label}>
+                      <th scope="row">{row.label}</th>
+                      {EMAIL_EVENTS.map((e) => (
+                        <td key={e.name}>{Number(row[e.label]).toLocaleString()}</td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </details>
+          </>
         )}
       </section>
 

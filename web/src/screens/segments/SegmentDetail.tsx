@@ -4,6 +4,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { filterConditionSchema, patchSegmentSchema } from '../../../../domain/segments/schema.ts';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Loading, Page } from '../../app/Page.tsx';
 import { Field, FormError } from '../../forms/Field.tsx';
@@ -44,7 +45,7 @@ function SegmentPage({ segment }: { segment: Segment }) {
   const path = `/segments/${encodeURIComponent(segment.id)}`;
   const [errors, setErrors] = useState<FieldErrors>({});
   const [condition, setCondition] = useState<FilterCondition>(() => segment.condition ?? { logic: 'AND', groups: [] });
-  const [confirmDelete, setConfirmDelete] = useState(false);
+  const confirmDelete = useDisclosure();
   const [tracking, setTracking] = useState(segment.trackMembership);
   useEffect(() => setTracking(segment.trackMembership), [segment.trackMembership]);
 
@@ -167,18 +168,18 @@ function SegmentPage({ segment }: { segment: Segment }) {
 
       <section aria-labelledby="delete-title" className="card">
         <h2 id="delete-title">Delete</h2>
-        {confirmDelete ? (
-          <div className="confirm" role="group" aria-label="Confirm deletion">
+        {confirmDelete.open ? (
+          <div className="confirm" role="group" aria-label="Confirm deletion" {...confirmDelete.dismissable}>
             <p>Campaigns and workflows that name this segment stop finding it. Delete {segment.name}?</p>
             <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending} autoFocus>
               Delete now
             </button>{' '}
-            <button type="button" onClick={() => setConfirmDelete(false)}>
+            <button type="button" onClick={confirmDelete.close}>
               Keep it
             </button>
           </div>
         ) : (
-          <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
+          <button type="button" className="danger" ref={confirmDelete.opener(true)} onClick={() => confirmDelete.show(true)}>
             Delete segment
           </button>
         )}

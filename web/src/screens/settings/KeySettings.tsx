@@ -1,16 +1,16 @@
 import { useMutation } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api, errorMessage } from '../../api/client.ts';
 import type { IssuedKeys as Keys } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { FormError } from '../../forms/Field.tsx';
 import { IssuedKeys } from '../projects/IssuedKeys.tsx';
 
 /** Rotating the keys (admin): asked twice, since the current keys stop working at once; the new ones are shown once. */
 export function KeySettings({ projectId }: { projectId: string }) {
-  const [confirming, setConfirming] = useState(false);
+  const confirming = useDisclosure();
   const rotate = useMutation({
     mutationFn: () => api<Keys>(`/projects/${encodeURIComponent(projectId)}/keys/rotate`, { method: 'POST' }),
-    onSettled: () => setConfirming(false),
+    onSettled: confirming.close,
   });
   return (
     <section aria-labelledby="keys-title" className="card">
@@ -21,18 +21,18 @@ export function KeySettings({ projectId }: { projectId: string }) {
       </p>
       <FormError message={rotate.error ? errorMessage(rotate.error) : undefined} />
       {rotate.data && <IssuedKeys keys={rotate.data} />}
-      {confirming ? (
-        <div className="confirm" role="group" aria-label="Confirm key rotation">
+      {confirming.open ? (
+        <div className="confirm" role="group" aria-label="Confirm key rotation" {...confirming.dismissable}>
           <p>The current secret and public keys stop working at once. Rotate them?</p>
           <button type="button" className="danger" onClick={() => rotate.mutate()} disabled={rotate.isPending} autoFocus>
             {rotate.isPending ? 'Rotating…' : 'Rotate now'}
           </button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>
+          <button type="button" onClick={confirming.close}>
             Cancel
           </button>
         </div>
       ) : (
-        <button type="button" onClick={() => setConfirming(true)}>
+        <button type="button" ref={confirming.opener(true)} onClick={() => confirming.show(true)}>
           Rotate keys
         </button>
       )}

@@ -4,6 +4,7 @@ import { useNavigate, useParams } from 'react-router';
 import { createTemplateSchema, patchTemplateSchema, TEMPLATE_TYPES } from '../../../../domain/templates/schema.ts';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Loading, Page } from '../../app/Page.tsx';
 import { Field, FormError } from '../../forms/Field.tsx';
@@ -46,7 +47,7 @@ function EditorForm({ template }: { template: Template | null }) {
   const [values, setValues] = useState(() => (template ? { ...BLANK, ...nullsToBlank(template) } : BLANK));
   const [errors, setErrors] = useState<FieldErrors>({});
   const [contact, setContact] = useState<PreviewContact | null>(null);
-  const [confirmDelete, setConfirmDelete] = useState(false);
+  const confirmDelete = useDisclosure();
   const set = (field: keyof typeof BLANK) => (value: string) => setValues((v) => ({ ...v, [field]: value }));
 
   const save = useMutation({
@@ -110,7 +111,7 @@ function EditorForm({ template }: { template: Template | null }) {
             <span className="label" id={bodyLabel}>
               HTML body
             </span>
-            <HtmlEditor value={values.body} onChange={set('body')} labelledBy={bodyLabel} invalid={!!errors.body} />
+            <HtmlEditor value={values.body} onChange={set('body')} labelledBy={bodyLabel} invalid={!!errors.body} tall />
             {errors.body && <p className="field-error">{errors.body}</p>}
             <p className="hint">
               {'{{ name }}'} inserts a variable, {'{{ name ?? fallback }}'} with a fallback; {'{{ unsubscribeUrl }}'} and {'{{ manageUrl }}'} link to the
@@ -133,18 +134,18 @@ function EditorForm({ template }: { template: Template | null }) {
           <section className="card" aria-labelledby="delete-title">
             <h2 id="delete-title">Delete</h2>
             <FormError message={remove.error ? errorMessage(remove.error) : undefined} />
-            {confirmDelete ? (
-              <div className="confirm" role="group" aria-label="Confirm deleting the template">
+            {confirmDelete.open ? (
+              <div className="confirm" role="group" aria-label="Confirm deleting the template" {...confirmDelete.dismissable}>
                 <p>Campaigns and workflow steps that use it stop working. Delete {template.name}?</p>
                 <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending} autoFocus>
                   Delete now
                 </button>{' '}
-                <button type="button" onClick={() => setConfirmDelete(false)}>
+                <button type="button" onClick={confirmDelete.close}>
                   Keep it
                 </button>
               </div>
             ) : (
-              <button type="button" onClick={() => setConfirmDelete(true)}>
+              <button type="button" ref={confirmDelete.opener(true)} onClick={() => confirmDelete.show(true)}>
                 Delete template
               </button>
             )}

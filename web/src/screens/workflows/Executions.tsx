@@ -3,6 +3,7 @@ import { useId, useState } from 'react';
 import { Link } from 'react-router';
 import { EXECUTION_STATUSES } from '../../../../actors/workflow-execution/behaviour.ts';
 import { api, errorMessage } from '../../api/client.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Loading } from '../../app/Page.tsx';
 import { FormError } from '../../forms/Field.tsx';
@@ -22,7 +23,7 @@ export function Executions(props: { projectId: string; workflowId: string; steps
   const { say } = useNotices();
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
-  const [confirmAll, setConfirmAll] = useState(false);
+  const confirmAll = useDisclosure();
   const statusId = useId();
   const base = `/workflows/${encodeURIComponent(workflowId)}/executions`;
   const list = useQuery({
@@ -38,7 +39,7 @@ export function Executions(props: { projectId: string; workflowId: string; steps
   });
   const cancelAll = useMutation({
     mutationFn: () => api<{ cancelled: number }>(`${base}/cancel-all`, { method: 'POST', projectId }),
-    onSuccess: (r) => (say(`${r.cancelled} executions cancelled`), setConfirmAll(false), refresh()),
+    onSuccess: (r) => (say(`${r.cancelled} executions cancelled`), confirmAll.close(), refresh()),
   });
   const nameOf = (id: string | null) => (id ? (steps.find((s) => s.id === id)?.name ?? 'a removed step') : '—');
   const shownExecution = list.data?.executions.find((e) => e.id === shown);
@@ -116,18 +117,18 @@ export function Executions(props: { projectId: string; workflowId: string; steps
           <Pager page={list.data.page} totalPages={list.data.totalPages} total={list.data.total} onPage={setPage} noun="executions" />
         </>
       )}
-      {confirmAll ? (
-        <div className="confirm" role="group" aria-label="Confirm cancelling every execution">
+      {confirmAll.open ? (
+        <div className="confirm" role="group" aria-label="Confirm cancelling every execution" {...confirmAll.dismissable}>
           <p>Every running or waiting execution of this workflow stops where it is.</p>
           <button type="button" className="danger" onClick={() => cancelAll.mutate()} disabled={cancelAll.isPending} autoFocus>
             Cancel them all
           </button>{' '}
-          <button type="button" onClick={() => setConfirmAll(false)}>
+          <button type="button" onClick={confirmAll.close}>
             Keep them
           </button>
         </div>
       ) : (
-        <button type="button" onClick={() => setConfirmAll(true)}>
+        <button type="button" ref={confirmAll.opener(true)} onClick={() => confirmAll.show(true)}>
           Cancel all executions
         </button>
       )}

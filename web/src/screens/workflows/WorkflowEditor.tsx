@@ -3,6 +3,7 @@ import { useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
+import { useDisclosure } from '../../app/disclosure.ts';
 import { useNotices } from '../../app/notices.tsx';
 import { Loading, Page } from '../../app/Page.tsx';
 import { FormError } from '../../forms/Field.tsx';
@@ -114,7 +115,7 @@ function DeleteWorkflow({ workflow }: { workflow: WorkflowWithSteps }) {
   const project = useCurrentProject();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const [confirming, setConfirming] = useState(false);
+  const confirming = useDisclosure();
   const remove = useMutation({
     mutationFn: () => api(`/workflows/${encodeURIComponent(workflow.id)}`, { method: 'DELETE', projectId: project.id }),
     onSuccess: async () => {
@@ -122,15 +123,20 @@ function DeleteWorkflow({ workflow }: { workflow: WorkflowWithSteps }) {
       navigate(paths.screen(project.id, 'workflows'));
     },
   });
-  if (!confirming) return <button type="button" onClick={() => setConfirming(true)}>Delete workflow</button>;
+  if (!confirming.open)
+    return (
+      <button type="button" ref={confirming.opener(true)} onClick={() => confirming.show(true)}>
+        Delete workflow
+      </button>
+    );
   return (
-    <div className="confirm" role="group" aria-label="Confirm deleting the workflow">
+    <div className="confirm" role="group" aria-label="Confirm deleting the workflow" {...confirming.dismissable}>
       {remove.error && <span role="alert">{errorMessage(remove.error)} </span>}
       Running executions are cancelled.{' '}
       <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending} autoFocus>
         Delete now
       </button>{' '}
-      <button type="button" onClick={() => setConfirming(false)}>
+      <button type="button" onClick={confirming.close}>
         Keep it
       </button>
     </div>
