@@ -139,6 +139,29 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     await eventually(async () => ((await project.api.get(`/segments/${proSegmentId}`)).body.data.trackMembership ? true : undefined), WAIT, 'trackMembership on');
   });
 
+  it("a segment's page asks the API for its member count once", async () => {
+    // A tab of its own: the first one may still be refreshing after the previous test's change.
+    const tab = await page.context().newPage();
+    const counting: string[] = [];
+    tab.on('request', (request) => {
+      const url = new URL(request.url());
+      const asks =
+        (request.method() === 'GET' && url.pathname === `/segments/${proSegmentId}`) ||
+        (request.method() === 'POST' && url.pathname === '/segments/count') ||
+        (url.pathname === `/segments/${proSegmentId}/contacts` && url.searchParams.get('total') !== 'false');
+      if (asks) counting.push(`${request.method()} ${url.pathname}${url.search}`);
+    });
+    await tab.goto(screen(`/segments/${proSegmentId}`));
+    await tab.getByRole('heading', { name: 'Pro customers' }).waitFor();
+    const saved = (await project.api.get(`/segments/${proSegmentId}`)).body.data.memberCount;
+    await expect.poll(() => tab.getByRole('status').filter({ hasText: /match/ }).textContent()).toBe(`${saved} contacts match`);
+    const rows = tab.getByRole('region', { name: 'Contacts in the segment' }).getByRole('row');
+    await expect.poll(() => rows.count()).toBe(saved + 1);
+    await tab.waitForTimeout(600); // past the live count's 400 ms debounce, should it ask again
+    await tab.close();
+    expect(counting, 'requests that count the members').toEqual([`GET /segments/${proSegmentId}`]);
+  });
+
   it("a static segment: members added and removed by email change the API's members", async () => {
     await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Segments' }).click();
     await page.getByRole('cell', { name: 'Pro customers' }).waitFor();

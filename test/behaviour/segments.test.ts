@@ -608,8 +608,29 @@ describe('GET /segments/:id/contacts', () => {
     expect((await contactsOf(project.api, id, 'pageSize=100')).contacts).toHaveLength(N);
   });
 
+  it('with total=false pages the same contacts without counting them: hasMore says whether a page follows', async () => {
+    const pages = await Promise.all([1, 2, 3].map((page) => contactsOf(project.api, id, `page=${page}&pageSize=10&total=false`)));
+    const counted = await Promise.all([1, 2, 3].map((page) => contactsOf(project.api, id, `page=${page}&pageSize=10`)));
+    expect(pages.map((p) => p.contacts)).toEqual(counted.map((p) => p.contacts));
+    expect(pages.map((p) => [p.page, p.pageSize, (p as { hasMore?: boolean }).hasMore])).toEqual([[1, 10, true], [2, 10, true], [3, 10, false]]);
+    expect(pages.every((p) => !('total' in p) && !('totalPages' in p))).toBe(true);
+    const exact = await contactsOf(project.api, id, `pageSize=${N}&total=false`);
+    expect([exact.contacts.length, (exact as { hasMore?: boolean }).hasMore]).toEqual([N, false]);
+    expect((await contactsOf(project.api, id, 'total=true')).total).toBe(N);
+  });
+
+  it('with total=false pages a static segment too', async () => {
+    const s = await createSegment(project.api, { type: 'STATIC' });
+    const emails = ['p00@pages.example', 'p01@pages.example', 'p02@pages.example'];
+    expect((await project.api.post(`/segments/${s.id}/members`, { emails })).status).toBe(200);
+    const first = await contactsOf(project.api, s.id, 'pageSize=2&total=false');
+    const second = await contactsOf(project.api, s.id, 'page=2&pageSize=2&total=false');
+    expect([first.contacts.length, (first as { hasMore?: boolean }).hasMore, second.contacts.length, (second as { hasMore?: boolean }).hasMore]).toEqual([2, true, 1, false]);
+    expect([...first.contacts, ...second.contacts].map((c) => c.email).sort()).toEqual(emails);
+  });
+
   it('refuses a page or pageSize out of range with a 422', async () => {
-    for (const query of ['page=0', 'pageSize=0', 'pageSize=101', 'page=x', 'page=1.5']) {
+    for (const query of ['page=0', 'pageSize=0', 'pageSize=101', 'page=x', 'page=1.5', 'total=no']) {
       const res = await project.api.get(`/segments/${id}/contacts?${query}`);
       expect(res.status, query).toBe(422);
     }
