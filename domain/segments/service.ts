@@ -12,7 +12,7 @@ import { compileCondition, conditionWarnings, type FilterCondition } from './fil
 import { conditionQuery } from './query.ts';
 import { clearPresence, currentMemberIds, dropPresence, forgetTrackedSegments, seedPresence } from './membership.ts';
 import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
-import { pageOf } from '../paging.ts';
+import { belowIdCursor, pageOf } from '../paging.ts';
 
 /** Loads a segment of this project; another project's id is simply not found. */
 export async function getSegmentDoc(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {
@@ -129,16 +129,27 @@ export async function getSegment(p: Platform, projectId: string, id: string): Pr
   return segmentView(p, await getSegmentDoc(p, projectId, id));
 }
 
-/** Newest first, each with its current member count. */
-export async function listSegments(p: Platform, projectId: string) {
-  const docs = await segments(p.store).find({ projectId }, { sort: { _id: -1 } });
-  const types = docs.some((d) => d.type === 'DYNAMIC') ? await dataFieldTypes(p.store, projectId) : {};
-  return Promise.all(
-    docs.map(async (doc) => {
+/**
+ * Newest first, each with its current member count (a count per segment, so a page counts only its
+ * own). Without `limit` every segment, as the spec shows the list; with it a page, and the cursor of
+ * the next (the last id of this one). The `{projectId}` index serves it (SQLite's ends with the id,
+ * so the page walks it in order; FerretDB pushes the `projectId` equality down).
+ */
+export async function listSegments(p: Platform, projectId: string, page: { limit?: number; cursor?: string } = {}) {
+  const docs = await segments(p.store).find(
+    { projectId, ...belowIdCursor(page.cursor) },
+    { sort: { _id: -1 }, ...(page.limit === undefined ? {} : { limit: page.limit + 1 }) },
+  );
+  const hasMore = page.limit !== undefined && docs.length > page.limit;
+  const shown = hasMore ? docs.slice(0, page.limit) : docs;
+  const types = shown.some((d) => d.type === 'DYNAMIC') ? await dataFieldTypes(p.store, projectId) : {};
+  const items = await Promise.all(
+    shown.map(async (doc) => {
       const { id, name, type, memberCount: count, trackMembership, createdAt } = toSegment(doc, await memberCount(p, doc, types));
       return { id, name, type, memberCount: count, trackMembership, createdAt };
     }),
   );
+  return { segments: items, nextCursor: hasMore ? shown[shown.length - 1]._id : null, hasMore };
 }
 
 /** PATCH: only given fields change. A condition applies to DYNAMIC segments only (409 otherwise). */

@@ -349,6 +349,21 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     expect((await project.api.get(`/campaigns/${copyId}`)).status).toBe(404);
   });
 
+  it('the segments list shows 20 a page, newest first, as the API lists them', async () => {
+    for (let i = 0; i < 20; i++) expect((await project.api.post('/segments', { name: `Hand picked ${i}`, type: 'STATIC' })).status).toBe(201);
+    const all = (await project.api.get('/segments')).body.data.map((s: { name: string }) => s.name);
+    expect(all.length).toBeGreaterThan(20);
+    await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Segments' }).click();
+    await page.getByRole('heading', { name: 'Segments', level: 1 }).waitFor();
+    const names = () => page.getByRole('table').getByRole('row').locator('td:first-child').allTextContents();
+    await expect.poll(names).toEqual(all.slice(0, 20));
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(names).toEqual(all.slice(20));
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(names).toEqual(all.slice(0, 20));
+  });
+
   it('no page threw', () => {
     expect(errors).toEqual([]);
   });

@@ -2,7 +2,7 @@
 // events, exact member counts and pages, static members, refused moves and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type ApiClient, sleep } from '../harness/client.ts';
+import { eventually, type ApiClient, type ApiResponse, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
@@ -503,6 +503,37 @@ describe('the segment resource', () => {
       { id: second.id, name: 'Hand picked', type: 'STATIC', memberCount: 2, trackMembership: false, createdAt: second.createdAt },
       { id: first.id, name: 'Pros', type: 'DYNAMIC', memberCount: 1, trackMembership: true, createdAt: first.createdAt },
     ]);
+  });
+
+  it('lists every segment when no limit is asked, and pages newest first by cursor with limit', async () => {
+    const project = await newProject(instance, 'Segments pages of the list');
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.unshift((await createSegment(project.api, { name: `Listed ${i}`, type: 'STATIC' })).id);
+    const all = await project.api.get('/segments');
+    expect(all.body.data.map((s: { id: string }) => s.id)).toEqual(made);
+    expect([all.body.nextCursor, all.body.hasMore]).toEqual([null, false]);
+
+    const seen: string[] = [];
+    const pages: [number, boolean][] = [];
+    for (let cursor: string | null = null; ; ) {
+      const res: ApiResponse = await project.api.get(`/segments?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      seen.push(...res.body.data.map((s: { id: string }) => s.id));
+      pages.push([res.body.data.length, res.body.hasMore]);
+      cursor = res.body.nextCursor;
+      if (!cursor) break;
+    }
+    expect(pages).toEqual([[2, true], [2, true], [1, false]]);
+    expect(seen).toEqual(made);
+    expect((await project.api.get(`/segments?limit=2&cursor=${made[1]}`)).body.data).toEqual(all.body.data.slice(2, 4));
+  });
+
+  it('refuses a limit out of range or a cursor it did not make with a 422', async () => {
+    for (const [query, field] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=x', 'limit'], ['cursor=not-a-cursor', 'cursor']]) {
+      const res = await a.api.get(`/segments?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(fieldsOf(res.body), query).toEqual([field]);
+    }
   });
 
   it('needs a condition for DYNAMIC and refuses one for STATIC', async () => {
