@@ -1,10 +1,11 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type ProjectAccess } from '../harness/accounts.ts';
+import type { ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
-import { verifiedDomain, type Domain } from '../harness/domains.ts';
-import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { signInThroughForm, startWithProject, stopDashboard } from '../harness/dashboard.ts';
+import type { Domain } from '../harness/domains.ts';
+import { errors, launchBrowser, screenshot } from '../harness/browser.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 
 /**
  * The Segments and Campaigns screens in a real browser, as a marketer uses them: a segment built
@@ -44,9 +45,7 @@ const condition = {
 };
 
 beforeAll(async () => {
-  instance = await startInstance();
-  project = await newProject(instance, 'Campaign shop');
-  domain = await verifiedDomain(instance, project);
+  ({ instance, project, domain } = await startWithProject('Campaign shop', { domain: true }));
   const people = [
     { email: 'ann@shop.example', data: { plan: 'pro', visits: 5, name: 'Ann' } },
     { email: 'bob@shop.example', data: { plan: 'pro', visits: 1 } },
@@ -64,20 +63,12 @@ beforeAll(async () => {
   await eventually(async () => ((await project.api.post('/segments/count', { condition })).body.data.count === 3 ? true : undefined), WAIT, 'the contacts and the event to be counted');
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_000, distributed: 240_000 }) }, () => {
   it('Chromium starts and the user signs in', async () => {
     browser = await launchBrowser();
-    page = await newUserPage(browser, instance.url);
-    await page.goto(screen('/segments'));
-    await at(/^\/signin$/);
-    await page.getByLabel('Email').fill(project.email);
-    await page.getByLabel('Password').fill(project.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await signInThroughForm(browser, instance, project, screen('/segments'));
     await at(/\/segments$/);
     await page.getByText('No segments yet').waitFor();
   });

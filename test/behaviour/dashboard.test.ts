@@ -5,6 +5,7 @@ import { verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
 import { verifiedDomain } from '../harness/domains.ts';
 import { errors, launchBrowser, newUserPage, screenshot, unlabelledControls } from '../harness/browser.ts';
+import { stopDashboard, submitSignIn } from '../harness/dashboard.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /**
@@ -28,20 +29,13 @@ const focused = (page: Page) => page.evaluate<string>('`${document.activeElement
 const at = (page: Page, pathname: string | RegExp) =>
   page.waitForURL((url) => (typeof pathname === 'string' ? url.pathname === pathname : pathname.test(url.pathname)));
 
-async function signInAs(page: Page, who: string, secret: string) {
-  await page.getByLabel('Email').fill(who);
-  await page.getByLabel('Password').fill(secret);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+const signInAs = (page: Page, who: string, secret: string) => submitSignIn(page, { email: who, password: secret });
 
 beforeAll(async () => {
   instance = await startInstance();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   // In a test, not in beforeAll: without Chromium the tests fail, they are not reported as skipped.
