@@ -78,4 +78,6 @@ export const LIMITS = {
     attachmentsListed: 100,
   },
   pageSize: 100,
+  /** Periods of one GET /events/stats?interval= call (a store query each): a year of days. */
+  statsBuckets: 366,
 } as const;

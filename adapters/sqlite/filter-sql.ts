@@ -20,7 +20,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Filter } from '../../ports/store.ts';
 
-export type SqlValue = string | number | null;
+export type SqlValue = string | number | Uint8Array | null;
 
 /** A statement's parameters, numbered (`?1`, `?2`, ...) so that one can appear twice. */
 export class SqlParams {
@@ -54,6 +54,20 @@ export function fieldSql(path: string): string | undefined {
   return literal && `json_extract(doc, ${literal})`;
 }
 
+/**
+ * How the column of an indexed field holds a boolean: a one-byte BLOB (false 0, true 1), always
+ * these two instances. SQLite sorts BLOBs after numbers and text, as MongoDB sorts booleans after
+ * them, and no BLOB equals a number, so an equality with a boolean is an exact index term
+ * (`{projectId, subscribed: false}`: the Contacts screen's filter).
+ */
+export const BOOLEAN_COLUMN = { true: new Uint8Array([1]), false: new Uint8Array([0]) } as const;
+
+/** The SQL that fills a column from the document (for documents written before the column existed). */
+export function columnSql(path: string): string | undefined {
+  const literal = jsonPath(path.split('.'));
+  return literal && `CASE json_type(doc, ${literal}) WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' ELSE json_extract(doc, ${literal}) END`;
+}
+
 /** A value an indexed field can hold and an index term can name: a string or a finite number. */
 export function isIndexValue(value: unknown): value is string | number {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
@@ -82,7 +96,8 @@ export function compileSql(filter: Filter, indexed: ReadonlyMap<string, string>,
  * document's `_id`), and equality with a string on an indexed field (json_extract gives a JSON
  * string as that text, and only an object or array could give other JSON text: arrays are
  * refused in indexed fields, and a value that looks like JSON is left to the expression).
- * Booleans and numbers share 1/0 in SQLite, so those terms only narrow.
+ * Equality with a boolean is exact too (a column holds it as a BLOB, BOOLEAN_COLUMN); with a
+ * number it only narrows.
  */
 function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params: SqlParams): { terms: string[]; exact: Set<string> } {
   const terms: string[] = [];
@@ -128,6 +143,12 @@ function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params
       continue;
     }
     const value = isPlainObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
+    if (typeof value === 'boolean') {
+      // Only a boolean equals a boolean (an array could hold one too, but indexed fields hold none).
+      terms.push(`${sql} = ${params.add(BOOLEAN_COLUMN[`${value}`])}`);
+      exact.add(field);
+      continue;
+    }
     if (!isIndexValue(value)) continue;
     terms.push(`${sql} = ${params.add(value)}`);
     if (typeof value === 'string' && valueAlone(value)) exact.add(field);
@@ -189,9 +210,9 @@ interface Field {
 }
 
 /**
- * `column`: the column of an indexed top-level field, which holds its value when it is a string
- * or a number (store.ts) and is read without walking the document; the document is asked only
- * where the column is NULL (the field null or missing).
+ * `column`: the column of an indexed top-level field, which holds its value when it is a string,
+ * a number or a boolean (store.ts) and is read without walking the document; the document is asked
+ * only where the column is NULL (the field null or missing).
  */
 function field(path: string, plain: boolean, column?: string): Field | undefined {
   if (path.includes('$')) return undefined;
@@ -200,11 +221,14 @@ function field(path: string, plain: boolean, column?: string): Field | undefined
   if (!literal) return undefined;
   const prefixes: string[] = [];
   for (let i = 1; i < parts.length; i++) prefixes.push(`json_type(doc, ${jsonPath(parts.slice(0, i))}) = 'array'`);
-  const typeOrNull = column ? `(CASE WHEN ${column} IS NULL THEN json_type(doc, ${literal}) ELSE typeof(${column}) END)` : `json_type(doc, ${literal})`;
+  // A boolean's column holds a BLOB (BOOLEAN_COLUMN): read back as json_type and json_extract give it.
+  const typeOrNull = column
+    ? `(CASE WHEN ${column} IS NULL THEN json_type(doc, ${literal}) WHEN ${column} = x'01' THEN 'true' WHEN ${column} = x'00' THEN 'false' ELSE typeof(${column}) END)`
+    : `json_type(doc, ${literal})`;
   return {
     type: `ifnull(${typeOrNull}, '')`,
     typeOrNull,
-    value: column ?? `json_extract(doc, ${literal})`,
+    value: column ? `(CASE ${column} WHEN x'01' THEN 1 WHEN x'00' THEN 0 ELSE ${column} END)` : `json_extract(doc, ${literal})`,
     plain,
     // A path through an array resolves to nothing in SQLite; MongoDB looks inside the array.
     // `arrays` is 0 for a document that holds no array at all (store.ts): no path to check then.

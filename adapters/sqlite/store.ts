@@ -33,7 +33,7 @@ import {
 } from '../../ports/store.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
-import { SqlParams, compileSql, fieldSql, registerRegex, isIndexValue, isScalar, jsonPathLiteral, type CompiledSql, type SqlValue } from './filter-sql.ts';
+import { BOOLEAN_COLUMN, SqlParams, columnSql, compileSql, fieldSql, registerRegex, isIndexValue, isScalar, jsonPathLiteral, type CompiledSql, type SqlValue } from './filter-sql.ts';
 import { importJournal } from './journal-import.ts';
 import { ReadCache } from '../read-cache.ts';
 import { ScanPool } from './scan-pool.ts';
@@ -226,7 +226,7 @@ export class SqliteStore implements DocumentStore {
 
   /** Sets the column of an indexed field from every document (they were written without it). */
   #fillColumn(table: Table, field: string, column: string): void {
-    this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${fieldSql(field)!}`);
+    this.#db.sqlite.exec(`UPDATE ${table.sql} SET ${column} = ${columnSql(field)!}`);
   }
 }
 
@@ -700,8 +700,9 @@ type UpdateOutcome =
 /**
  * ORDER BY for a sort spec, in MongoDB's type order for scalars (null or missing, numbers,
  * strings, then objects, arrays and booleans), ties in insertion order; undefined for paths SQL
- * cannot name. An indexed field holds only null, numbers and strings (checkIndexedFields), whose
- * order SQLite's is, so it is sorted by its value alone, as its index is (the index serves it).
+ * cannot name. An indexed field holds only null, numbers, strings and booleans (checkIndexedFields;
+ * its column holds a boolean as a BLOB, which SQLite sorts after them), whose order SQLite's is, so
+ * it is sorted by its column alone, as its index is (the index serves it).
  */
 function orderBy(sort: FindOptions['sort'], indexed: ReadonlyMap<string, string>): string | undefined {
   const keys: string[] = [];
@@ -831,10 +832,10 @@ function checkIndexedFields(table: Table, doc: Doc): void {
       if (Array.isArray(value)) break;
       value = (value as Record<string, unknown>)[part];
     }
-    // Null, a number or a string (or nothing): what an expression index and its order hold exactly.
+    // Null, a number, a string or a boolean (or nothing): what a column and its order hold exactly.
     if (Array.isArray(value)) throw new Error(`${table.name}.${parts.join('.')} is indexed and cannot hold an array`);
-    if ((typeof value === 'object' && value !== null) || typeof value === 'boolean') {
-      throw new Error(`${table.name}.${parts.join('.')} is indexed and holds only strings, numbers or null`);
+    if (typeof value === 'object' && value !== null) {
+      throw new Error(`${table.name}.${parts.join('.')} is indexed and holds only strings, numbers, booleans or null`);
     }
   }
 }
@@ -863,9 +864,9 @@ function insertSql(tableSql: string, columns: string[]): string {
 }
 
 /**
- * A path's value as its column holds it: what `json_extract(doc, path)` gives (null when missing;
- * 1 and 0 for booleans and JSON text for objects, which only documents from before the index can
- * hold, see checkIndexedFields).
+ * A path's value as its column holds it: what `columnSql(path)` gives (null when missing; a
+ * BOOLEAN_COLUMN for a boolean; JSON text for objects, which only documents from before the index
+ * can hold, see checkIndexedFields).
  */
 function columnValue(doc: Doc, parts: string[]): SqlValue {
   let value: unknown = doc;
@@ -875,7 +876,7 @@ function columnValue(doc: Doc, parts: string[]): SqlValue {
   }
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'boolean') return BOOLEAN_COLUMN[`${value}`];
   if (value === null || value === undefined) return null;
   return JSON.stringify(value);
 }

@@ -26,7 +26,14 @@ export interface ContactDoc extends Doc {
 export const contacts = (store: DocumentStore) => store.collection<ContactDoc>('contacts');
 
 export async function ensureContactIndexes(store: DocumentStore): Promise<void> {
-  await store.ensureIndexes('contacts', [{ keys: { projectId: 1, email: 1 }, unique: true }, { keys: { projectId: 1 } }]);
+  await store.ensureIndexes('contacts', [
+    { keys: { projectId: 1, email: 1 }, unique: true },
+    { keys: { projectId: 1 } },
+    // The Contacts screen's subscribed filter (a page newest first and its count) and a marketing
+    // audience's `subscribed: true`: without it they walk every contact of the project. Both stores
+    // end it with the id, so a page of it is read in order.
+    { keys: { projectId: 1, subscribed: 1 } },
+  ]);
   await store.ensureIndexes('data_fields', [{ keys: { projectId: 1 } }]);
 }
 

@@ -1,7 +1,8 @@
 import { contactActorClient } from '../../actors/contact/client.ts';
 import { DuplicateKeyError, type Filter } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { invalid, notFound } from '../errors.ts';
+import { notFound } from '../errors.ts';
+import { belowIdCursor } from '../paging.ts';
 import { newId, nowIso } from '../ids.ts';
 import { contacts, toContact, type ContactDoc } from './collection.ts';
 import type { Contact, ContactData } from './schema.ts';
@@ -88,8 +89,7 @@ export async function listContacts(p: Platform, projectId: string, query: { limi
   const filter: Filter = { projectId };
   if (query.subscribed !== undefined) filter.subscribed = query.subscribed;
   if (query.search) filter.email = { $regex: escapeRegex(query.search.toLowerCase()), $options: 'i' };
-  if (query.cursor !== undefined && !/^[0-9a-f-]{36}$/.test(query.cursor)) throw invalid('cursor', 'Invalid cursor');
-  const page = await contacts(p.store).find(query.cursor ? { ...filter, _id: { $lt: query.cursor } } : filter, {
+  const page = await contacts(p.store).find({ ...filter, ...belowIdCursor(query.cursor) }, {
     sort: { _id: -1 },
     limit: query.limit + 1,
   });

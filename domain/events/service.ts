@@ -7,6 +7,7 @@ import { getContactDoc, resolveContact } from '../contacts/service.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
 import type { Attempt } from '../idempotency.ts';
 import { newId } from '../ids.ts';
+import { statsBuckets, type StatsInterval } from './buckets.ts';
 import { eventView, events, isSystemEventName } from './collection.ts';
 import { decodeTimeCursor, encodeTimeCursor, olderThan } from '../time-cursor.ts';
 
@@ -95,23 +96,50 @@ export async function eventNames(p: Platform, projectId: string): Promise<string
   return rows.map((r) => r._id);
 }
 
-export async function eventStats(p: Platform, projectId: string, range: { start?: string; end?: string }) {
+export interface StatsCounts {
+  total: number;
+  events: { name: string; count: number }[];
+}
+
+/**
+ * GET /events/stats: counts by name between optional `start` and `end` (both included); with
+ * `interval`, the same per period too (`buckets`), and the totals are their sum.
+ */
+export async function eventStats(p: Platform, projectId: string, range: { start?: string; end?: string; interval?: StatsInterval }) {
   if (range.start && range.end && range.start > range.end) throw invalid('start', 'start must not be after end');
+  const { start, end } = range;
+  const answer = { start: start ?? null, end: end ?? null };
+  if (!range.interval) return { ...answer, ...(await countsByName(p, projectId, { start, end })) };
+  const periods = statsBuckets(range, range.interval);
+  const buckets = await Promise.all(periods.map(async (b) => ({ ...b, ...(await countsByName(p, projectId, b)) })));
+  return { ...answer, ...sumOf(buckets), buckets };
+}
+
+/**
+ * One store query: the events of the range grouped by name. The `{projectId, createdAt}` index
+ * serves the match (MongoDB, and SQLite, which also counts in SQL); FerretDB on PostgreSQL pushes
+ * down the `projectId` equality and filters the range itself.
+ */
+async function countsByName(p: Platform, projectId: string, range: { start?: string; end?: string }): Promise<StatsCounts> {
   const match: Filter = { projectId };
   if (range.start || range.end) {
     match.createdAt = { ...(range.start ? { $gte: range.start } : {}), ...(range.end ? { $lte: range.end } : {}) };
   }
-  const rows = await events(p.store).aggregate<{ _id: string; count: number; contacts: string[] }>([
+  const rows = await events(p.store).aggregate<{ _id: string; count: number }>([
     { $match: match },
     { $group: { _id: '$name', count: { $sum: 1 } } },
     { $sort: { count: -1, _id: 1 } },
   ]);
-  return {
-    start: range.start ?? null,
-    end: range.end ?? null,
-    total: rows.reduce((sum, r) => sum + r.count, 0),
-    events: rows.map((r) => ({ name: r._id, count: r.count })),
-  };
+  return { total: rows.reduce((sum, r) => sum + r.count, 0), events: rows.map((r) => ({ name: r._id, count: r.count })) };
+}
+
+/** The counts of every period together, most frequent first (ties by name), as one range's. */
+function sumOf(parts: StatsCounts[]): StatsCounts {
+  const byName = new Map<string, number>();
+  for (const part of parts) for (const e of part.events) byName.set(e.name, (byName.get(e.name) ?? 0) + e.count);
+  const events = [...byName].map(([name, count]) => ({ name, count }));
+  events.sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { total: parts.reduce((sum, part) => sum + part.total, 0), events };
 }
 
 /**

@@ -75,6 +75,11 @@ export const membersSchema = z.strictObject({
 export const segmentContactsQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
+  total: z
+    .enum(['true', 'false'], { message: 'total is true or false' })
+    .default('true')
+    .transform((v) => v === 'true')
+    .describe('false: no `total` and `totalPages` (no count: a client that has the member count from GET /segments/:id), `hasMore` instead'),
 });
 export type SegmentContactsQuery = z.output<typeof segmentContactsQuery>;
 
@@ -127,6 +132,7 @@ export const segmentContactsSchema = z.object({
   contacts: z.array(contactSchema),
   page: z.number().int(),
   pageSize: z.number().int(),
-  total: z.number().int(),
-  totalPages: z.number().int(),
+  total: z.number().int().optional().describe('Left out with total=false'),
+  totalPages: z.number().int().optional().describe('Left out with total=false'),
+  hasMore: z.boolean().optional().describe('Only with total=false: a page follows this one'),
 });

@@ -12,7 +12,7 @@ import { compileCondition, conditionWarnings, type FilterCondition } from './fil
 import { conditionQuery } from './query.ts';
 import { clearPresence, currentMemberIds, dropPresence, forgetTrackedSegments, seedPresence } from './membership.ts';
 import type { CreateSegmentInput, PatchSegmentInput, Segment, SegmentContactsQuery } from './schema.ts';
-import { pageOf } from '../paging.ts';
+import { belowIdCursor, pageOf } from '../paging.ts';
 
 /** Loads a segment of this project; another project's id is simply not found. */
 export async function getSegmentDoc(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {
@@ -129,16 +129,27 @@ export async function getSegment(p: Platform, projectId: string, id: string): Pr
   return segmentView(p, await getSegmentDoc(p, projectId, id));
 }
 
-/** Newest first, each with its current member count. */
-export async function listSegments(p: Platform, projectId: string) {
-  const docs = await segments(p.store).find({ projectId }, { sort: { _id: -1 } });
-  const types = docs.some((d) => d.type === 'DYNAMIC') ? await dataFieldTypes(p.store, projectId) : {};
-  return Promise.all(
-    docs.map(async (doc) => {
+/**
+ * Newest first, each with its current member count (a count per segment, so a page counts only its
+ * own). Without `limit` every segment, as the spec shows the list; with it a page, and the cursor of
+ * the next (the last id of this one). The `{projectId}` index serves it (SQLite's ends with the id,
+ * so the page walks it in order; FerretDB pushes the `projectId` equality down).
+ */
+export async function listSegments(p: Platform, projectId: string, page: { limit?: number; cursor?: string } = {}) {
+  const docs = await segments(p.store).find(
+    { projectId, ...belowIdCursor(page.cursor) },
+    { sort: { _id: -1 }, ...(page.limit === undefined ? {} : { limit: page.limit + 1 }) },
+  );
+  const hasMore = page.limit !== undefined && docs.length > page.limit;
+  const shown = hasMore ? docs.slice(0, page.limit) : docs;
+  const types = shown.some((d) => d.type === 'DYNAMIC') ? await dataFieldTypes(p.store, projectId) : {};
+  const items = await Promise.all(
+    shown.map(async (doc) => {
       const { id, name, type, memberCount: count, trackMembership, createdAt } = toSegment(doc, await memberCount(p, doc, types));
       return { id, name, type, memberCount: count, trackMembership, createdAt };
     }),
   );
+  return { segments: items, nextCursor: hasMore ? shown[shown.length - 1]._id : null, hasMore };
 }
 
 /** PATCH: only given fields change. A condition applies to DYNAMIC segments only (409 otherwise). */
@@ -202,37 +213,42 @@ async function syncTracked(p: Platform, segment: SegmentDoc, contactIds: string[
 /**
  * A page of the contacts currently in the segment, newest contact first. DYNAMIC: one sorted,
  * skipped and limited find on `contacts` (and one count). STATIC: a page of `segment_members`,
- * then those contacts by `_id`.
+ * then those contacts by `_id`. With `total: false` nothing is counted: one more is read to know
+ * whether a page follows (the dashboard has the count from GET /segments/:id already).
  */
 export async function listSegmentContacts(p: Platform, projectId: string, id: string, query: SegmentContactsQuery) {
   const segment = await getSegmentDoc(p, projectId, id);
   const skip = (query.page - 1) * query.pageSize;
+  const limit = query.total ? query.pageSize : query.pageSize + 1;
+  const counted = (count: () => Promise<number>) => (query.total ? count() : Promise.resolve(undefined));
   let page: ReturnType<typeof toContact>[];
-  let total: number;
+  let total: number | undefined;
+  let read: number;
   if (segment.type === 'DYNAMIC') {
     const filter = await segmentContactFilter(p, segment);
     // The count first: a store that counts elsewhere (the embedded one, on worker threads) reads
     // the page meanwhile.
     const [count, docs] = await Promise.all([
-      contacts(p.store).countDocuments(filter),
-      contacts(p.store).find(filter, { sort: { _id: -1 }, skip, limit: query.pageSize }),
+      counted(() => contacts(p.store).countDocuments(filter)),
+      contacts(p.store).find(filter, { sort: { _id: -1 }, skip, limit }),
     ]);
     page = docs.map(toContact);
-    total = count;
+    [total, read] = [count, docs.length];
   } else {
     const members = { projectId, segmentId: id };
     // Member ids are `<segmentId>/<contactId>`, so their order is the contacts' creation order.
     const [rows, count] = await Promise.all([
-      segmentMembers(p.store).find(members, { sort: { _id: -1 }, skip, limit: query.pageSize, projection: { contactId: 1 } }),
-      segmentMembers(p.store).countDocuments(members),
+      segmentMembers(p.store).find(members, { sort: { _id: -1 }, skip, limit, projection: { contactId: 1 } }),
+      counted(() => segmentMembers(p.store).countDocuments(members)),
     ]);
-    const ids = rows.map((r) => r.contactId);
+    const ids = rows.slice(0, query.pageSize).map((r) => r.contactId);
     const docs = ids.length ? await contacts(p.store).find({ _id: { $in: ids }, projectId }) : [];
     const byId = new Map(docs.map((d) => [d._id, d]));
     page = ids.flatMap((cid) => (byId.has(cid) ? [toContact(byId.get(cid)!)] : []));
-    total = count;
+    [total, read] = [count, rows.length];
   }
-  return { contacts: page, ...pageOf(query, total) };
+  if (total !== undefined) return { contacts: page, ...pageOf(query, total) };
+  return { contacts: page.slice(0, query.pageSize), page: query.page, pageSize: query.pageSize, hasMore: read > query.pageSize };
 }
 
 async function getStaticSegment(p: Platform, projectId: string, id: string): Promise<SegmentDoc> {

@@ -1,10 +1,11 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type ProjectAccess } from '../harness/accounts.ts';
+import type { ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
-import { verifiedDomain, type Domain } from '../harness/domains.ts';
-import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { signInThroughForm, startWithProject, stopDashboard } from '../harness/dashboard.ts';
+import type { Domain } from '../harness/domains.ts';
+import { errors, launchBrowser, screenshot } from '../harness/browser.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 
 /**
  * The Segments and Campaigns screens in a real browser, as a marketer uses them: a segment built
@@ -44,9 +45,7 @@ const condition = {
 };
 
 beforeAll(async () => {
-  instance = await startInstance();
-  project = await newProject(instance, 'Campaign shop');
-  domain = await verifiedDomain(instance, project);
+  ({ instance, project, domain } = await startWithProject('Campaign shop', { domain: true }));
   const people = [
     { email: 'ann@shop.example', data: { plan: 'pro', visits: 5, name: 'Ann' } },
     { email: 'bob@shop.example', data: { plan: 'pro', visits: 1 } },
@@ -64,20 +63,12 @@ beforeAll(async () => {
   await eventually(async () => ((await project.api.post('/segments/count', { condition })).body.data.count === 3 ? true : undefined), WAIT, 'the contacts and the event to be counted');
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_000, distributed: 240_000 }) }, () => {
   it('Chromium starts and the user signs in', async () => {
     browser = await launchBrowser();
-    page = await newUserPage(browser, instance.url);
-    await page.goto(screen('/segments'));
-    await at(/^\/signin$/);
-    await page.getByLabel('Email').fill(project.email);
-    await page.getByLabel('Password').fill(project.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await signInThroughForm(browser, instance, project, screen('/segments'));
     await at(/\/segments$/);
     await page.getByText('No segments yet').waitFor();
   });
@@ -137,6 +128,29 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     for (const email of contacts) await page.getByRole('cell', { name: email }).waitFor();
     await page.getByRole('checkbox', { name: /Record segment entry and exit events/ }).check();
     await eventually(async () => ((await project.api.get(`/segments/${proSegmentId}`)).body.data.trackMembership ? true : undefined), WAIT, 'trackMembership on');
+  });
+
+  it("a segment's page asks the API for its member count once", async () => {
+    // A tab of its own: the first one may still be refreshing after the previous test's change.
+    const tab = await page.context().newPage();
+    const counting: string[] = [];
+    tab.on('request', (request) => {
+      const url = new URL(request.url());
+      const asks =
+        (request.method() === 'GET' && url.pathname === `/segments/${proSegmentId}`) ||
+        (request.method() === 'POST' && url.pathname === '/segments/count') ||
+        (url.pathname === `/segments/${proSegmentId}/contacts` && url.searchParams.get('total') !== 'false');
+      if (asks) counting.push(`${request.method()} ${url.pathname}${url.search}`);
+    });
+    await tab.goto(screen(`/segments/${proSegmentId}`));
+    await tab.getByRole('heading', { name: 'Pro customers' }).waitFor();
+    const saved = (await project.api.get(`/segments/${proSegmentId}`)).body.data.memberCount;
+    await expect.poll(() => tab.getByRole('status').filter({ hasText: /match/ }).textContent()).toBe(`${saved} contacts match`);
+    const rows = tab.getByRole('region', { name: 'Contacts in the segment' }).getByRole('row');
+    await expect.poll(() => rows.count()).toBe(saved + 1);
+    await tab.waitForTimeout(600); // past the live count's 400 ms debounce, should it ask again
+    await tab.close();
+    expect(counting, 'requests that count the members').toEqual([`GET /segments/${proSegmentId}`]);
   });
 
   it("a static segment: members added and removed by email change the API's members", async () => {
@@ -324,6 +338,21 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     await page.getByRole('button', { name: 'Yes, delete it' }).click();
     await at(/\/campaigns$/);
     expect((await project.api.get(`/campaigns/${copyId}`)).status).toBe(404);
+  });
+
+  it('the segments list shows 20 a page, newest first, as the API lists them', async () => {
+    for (let i = 0; i < 20; i++) expect((await project.api.post('/segments', { name: `Hand picked ${i}`, type: 'STATIC' })).status).toBe(201);
+    const all = (await project.api.get('/segments')).body.data.map((s: { name: string }) => s.name);
+    expect(all.length).toBeGreaterThan(20);
+    await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Segments' }).click();
+    await page.getByRole('heading', { name: 'Segments', level: 1 }).waitFor();
+    const names = () => page.getByRole('table').getByRole('row').locator('td:first-child').allTextContents();
+    await expect.poll(names).toEqual(all.slice(0, 20));
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(names).toEqual(all.slice(20));
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(names).toEqual(all.slice(0, 20));
   });
 
   it('no page threw', () => {

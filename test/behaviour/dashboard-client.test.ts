@@ -2,7 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
 import { errors, launchBrowser, newUserPage, signedInPage } from '../harness/browser.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { startWithProject, stopDashboard, submitSignIn } from '../harness/dashboard.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 
 /**
  * What the dashboard's API client does for every screen, in a real browser: a session that ends
@@ -17,21 +18,13 @@ let owner: ProjectAccess;
 
 const at = (p: Page, pathname: string) => p.waitForURL((url) => url.pathname === pathname);
 
-async function signIn(p: Page, email: string, password: string) {
-  await p.getByLabel('Email').fill(email);
-  await p.getByLabel('Password').fill(password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-}
+const signIn = (p: Page, email: string, password: string) => submitSignIn(p, { email, password });
 
 beforeAll(async () => {
-  instance = await startInstance({ env: { API_RATE_PER_MINUTE: String(RATE) } });
-  owner = await newProject(instance, 'Client shop');
+  ({ instance, project: owner } = await startWithProject('Client shop', { env: { API_RATE_PER_MINUTE: String(RATE) } }));
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe("the dashboard's API client", { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   it('Chromium starts', async () => {

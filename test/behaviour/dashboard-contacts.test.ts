@@ -1,9 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type ProjectAccess } from '../harness/accounts.ts';
+import type { ProjectAccess } from '../harness/accounts.ts';
 import { allContacts, eventually } from '../harness/client.ts';
-import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { errors, launchBrowser, screenshot } from '../harness/browser.ts';
+import { signInThroughForm, startWithProject, stopDashboard } from '../harness/dashboard.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 
 /**
  * The Contacts and Events screens in a real browser, as a marketer uses them: a CSV imported with
@@ -31,23 +32,15 @@ const table = () => page.getByRole('table', { name: 'Contacts' });
 const emailsShown = async () => table().locator('tbody tr td:nth-child(2)').allTextContents();
 
 beforeAll(async () => {
-  instance = await startInstance();
-  project = await newProject(instance, 'Contacts shop');
+  ({ instance, project } = await startWithProject('Contacts shop'));
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the Contacts and Events screens', { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   it('Chromium starts and the user signs in to their project', async () => {
     browser = await launchBrowser();
-    page = await newUserPage(browser, instance.url);
-    await page.goto(contactsUrl());
-    await page.getByLabel('Email').fill(project.email);
-    await page.getByLabel('Password').fill(project.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await signInThroughForm(browser, instance, project, contactsUrl());
     await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
     await page.getByText('No contacts yet.').waitFor();
   });

@@ -1,9 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
+import type { ProjectAccess } from '../harness/accounts.ts';
+import { errors, launchBrowser, screenshot } from '../harness/browser.ts';
+import { signInThroughForm, startWithProject, stopDashboard } from '../harness/dashboard.ts';
 import { publishRecords, uniqueDomain, type Domain, type DomainRecord } from '../harness/domains.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 
 /**
  * The Domains and Templates screens in a real browser: a domain added on screen, the records it
@@ -23,25 +24,17 @@ const domains = async () => (await instance.api.get(`/domains/project/${project.
 const preview = () => page.frameLocator('iframe[title="Preview of the email"]').locator('body');
 
 beforeAll(async () => {
-  instance = await startInstance();
-  project = await newProject(instance, 'Template shop');
+  ({ instance, project } = await startWithProject('Template shop'));
   const contact = await project.api.post('/contacts', { email: 'ann@example.com', data: { firstName: 'Ann', company: 'Acme & Co' } });
   expect(contact.status, JSON.stringify(contact.body)).toBe(201);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   it('Chromium starts and the admin signs in to the Domains screen', async () => {
     browser = await launchBrowser();
-    page = await newUserPage(browser, instance.url);
-    await page.goto(`/p/${project.projectId}/domains`);
-    await page.getByLabel('Email').fill(project.email);
-    await page.getByLabel('Password').fill(project.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await signInThroughForm(browser, instance, project, `/p/${project.projectId}/domains`);
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
     await page.getByText('No domain yet').waitFor();
   });

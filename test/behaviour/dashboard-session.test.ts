@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
 import type { ApiResponse, CallOptions } from '../harness/client.ts';
-import { startInstance, type Instance } from '../harness/instance.ts';
+import { startWithProject, stopDashboard } from '../harness/dashboard.ts';
+import type { Instance } from '../harness/instance.ts';
 
 /**
  * The dashboard's session: the browser holds the session in an HttpOnly cookie, never a token it
@@ -31,16 +32,13 @@ async function signIn(email: string, password: string) {
 const withCookie = (cookie: string, headers: Record<string, string> = {}): CallOptions => ({ headers: { cookie, ...headers } });
 
 beforeAll(async () => {
-  instance = await startInstance();
-  owner = await newProject(instance, 'Cookie shop');
+  ({ instance, project: owner } = await startWithProject('Cookie shop'));
   const session = await signIn(owner.email, owner.password);
   ownerCookie = session.cookie!;
   ownerCsrf = session.csrf!;
 });
 
-afterAll(async () => {
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(undefined, instance));
 
 describe('signing in from a browser', () => {
   it('sets an HttpOnly, SameSite=Lax session cookie and answers the user and a CSRF token, never the session token', async () => {

@@ -1,10 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { errors, launchBrowser, newUserPage, screenshot } from '../harness/browser.ts';
+import type { ProjectAccess } from '../harness/accounts.ts';
+import { errors, launchBrowser, screenshot } from '../harness/browser.ts';
 import { eventually } from '../harness/client.ts';
-import { verifiedDomain } from '../harness/domains.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { signInThroughForm, startWithProject, stopDashboard } from '../harness/dashboard.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 
 /**
  * The Workflows screen in a real browser: a workflow drawn in the editor (TRIGGER → DELAY →
@@ -69,9 +69,9 @@ async function drawEdge(fromId: string, toId: string) {
 }
 
 beforeAll(async () => {
-  instance = await startInstance();
-  project = await newProject(instance, 'Workflow shop');
-  const domain = await verifiedDomain(instance, project);
+  const started = await startWithProject('Workflow shop', { domain: true });
+  ({ instance, project } = started);
+  const { domain } = started;
   for (const [key, subject] of [['pro', 'Welcome to Pro, {{ firstName }}'], ['free', 'Welcome, {{ firstName }}']] as const) {
     const res = await project.api.post('/templates', { name: `${key} welcome`, subject, body: `<p>${key} plan</p>`, from: `hello@${domain.domain}` });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -79,19 +79,12 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distributed: 240_000 }) }, () => {
   it('Chromium starts and the user signs in to the Workflows screen', async () => {
     browser = await launchBrowser();
-    page = await newUserPage(browser, instance.url);
-    await page.goto(`/p/${project.projectId}/workflows`);
-    await page.getByLabel('Email').fill(project.email);
-    await page.getByLabel('Password').fill(project.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await signInThroughForm(browser, instance, project, `/p/${project.projectId}/workflows`);
     await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
     await page.getByText('No workflow yet').waitFor();
   });

@@ -1,10 +1,11 @@
 import { stat } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedUser, type ProjectAccess } from '../harness/accounts.ts';
 import { eventually } from '../harness/client.ts';
 import { verifiedDomain } from '../harness/domains.ts';
 import { errors, launchBrowser, newUserPage, screenshot, unlabelledControls } from '../harness/browser.ts';
+import { stopDashboard, submitSignIn } from '../harness/dashboard.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 
 /**
@@ -28,20 +29,13 @@ const focused = (page: Page) => page.evaluate<string>('`${document.activeElement
 const at = (page: Page, pathname: string | RegExp) =>
   page.waitForURL((url) => (typeof pathname === 'string' ? url.pathname === pathname : pathname.test(url.pathname)));
 
-async function signInAs(page: Page, who: string, secret: string) {
-  await page.getByLabel('Email').fill(who);
-  await page.getByLabel('Password').fill(secret);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+const signInAs = (page: Page, who: string, secret: string) => submitSignIn(page, { email: who, password: secret });
 
 beforeAll(async () => {
   instance = await startInstance();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   // In a test, not in beforeAll: without Chromium the tests fail, they are not reported as skipped.
@@ -194,12 +188,19 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
     const rows = owner.getByRole('region', { name: 'Recent events' }).getByRole('row');
     await expect.poll(() => rows.count()).toBe(events.body.data.length + 1);
     expect(await rows.nth(1).getByRole('cell').first().textContent()).toBe(events.body.data[0].name);
+    const statsCalls: string[] = [];
+    const countStats = (request: Request) => {
+      if (new URL(request.url()).pathname === '/events/stats') statsCalls.push(request.url());
+    };
+    owner.on('request', countStats);
     await owner.getByRole('combobox', { name: 'Range' }).selectOption({ label: 'Last 7 days' });
     await owner.getByRole('heading', { name: 'Email, last 7 days' }).waitFor();
     const stat = (label: string) => owner.locator('.stat', { has: owner.getByText(label, { exact: true }) }).locator('dd').first();
     await expect.poll(() => stat('Sent').textContent()).toBe(countOf('email.sent'));
     await expect.poll(() => stat('Delivered').textContent()).toBe(countOf('email.delivery'));
     await owner.getByRole('img', { name: 'Email events per day, last 7 days' }).locator('svg').first().waitFor();
+    owner.off('request', countStats);
+    expect(statsCalls, 'the totals and the chart of a range come from one call').toHaveLength(1);
     await screenshot(owner, 'overview');
     expect(await unlabelledControls(owner)).toEqual([]);
     await owner.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Settings' }).click();

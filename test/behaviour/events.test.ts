@@ -30,7 +30,8 @@ async function names(api: ApiClient): Promise<string[]> {
 async function stats(api: ApiClient, query = '') {
   const res = await api.get(`/events/stats${query}`);
   expect(res.status).toBe(200);
-  const data = res.body.data as { start: string | null; end: string | null; total: number; events: { name: string; count: number }[] };
+  type Counts = { total: number; events: { name: string; count: number }[] };
+  const data = res.body.data as Counts & { start: string | null; end: string | null; buckets?: (Counts & { start: string; end: string })[] };
   return { ...data, byName: Object.fromEntries(data.events.map((e) => [e.name, e.count])) };
 }
 
@@ -299,6 +300,42 @@ describe('events endpoints', () => {
       const res = await project.api.get(`/events/stats${q({ start: t3, end: t0 })}`);
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    });
+
+    it('with an interval, counts each period from start on, the last one cut at end, and sums them as the range', async () => {
+      const dayBeforeT2 = new Date(Date.parse(t2) - 86_400_000).toISOString();
+      const s = await stats(project.api, q({ start: dayBeforeT2, end: t3, interval: 'day' }));
+      expect(s.buckets).toEqual([
+        {
+          start: dayBeforeT2,
+          end: new Date(Date.parse(t2) - 1).toISOString(),
+          total: 3,
+          events: [{ name: 'alpha', count: 2 }, { name: 'beta', count: 1 }],
+        },
+        { start: t2, end: t3, total: 3, events: [{ name: 'gamma', count: 2 }, { name: 'alpha', count: 1 }] },
+      ]);
+      const whole = await stats(project.api, q({ start: dayBeforeT2, end: t3 }));
+      expect({ start: s.start, end: s.end, total: s.total, events: s.events }).toEqual(
+        { start: whole.start, end: whole.end, total: whole.total, events: whole.events },
+      );
+
+      const hourly = await stats(project.api, q({ start: t0, end: t3, interval: 'hour' }));
+      expect(hourly.buckets).toEqual([{ start: t0, end: t3, total: 6, events: hourly.events }]);
+    });
+
+    it('answers as the spec shows without an interval: no buckets', async () => {
+      expect(await stats(project.api, q({ start: t0, end: t3 }))).not.toHaveProperty('buckets');
+    });
+
+    it.each([
+      ['interval', { start: 'T0', end: 'T3', interval: 'month' }],
+      ['start', { end: 'T3', interval: 'day' }],
+      ['end', { start: 'T0', interval: 'day' }],
+      ['interval', { start: 'YEAR_AGO', end: 'T3', interval: 'day' }],
+    ])('refuses an interval it cannot answer with a 422 on %s (%j)', async (field, params) => {
+      const at: Record<string, string> = { T0: t0, T3: t3, YEAR_AGO: new Date(Date.parse(t3) - 366 * 86_400_000).toISOString() };
+      const query = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, at[v] ?? v]));
+      expectValidationError(await project.api.get(`/events/stats${q(query)}`), field);
     });
 
     it('never counts another project’s events', async () => {

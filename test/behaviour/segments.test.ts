@@ -2,7 +2,7 @@
 // events, exact member counts and pages, static members, refused moves and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type ApiClient, sleep } from '../harness/client.ts';
+import { eventually, type ApiClient, type ApiResponse, sleep } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
@@ -505,6 +505,37 @@ describe('the segment resource', () => {
     ]);
   });
 
+  it('lists every segment when no limit is asked, and pages newest first by cursor with limit', async () => {
+    const project = await newProject(instance, 'Segments pages of the list');
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.unshift((await createSegment(project.api, { name: `Listed ${i}`, type: 'STATIC' })).id);
+    const all = await project.api.get('/segments');
+    expect(all.body.data.map((s: { id: string }) => s.id)).toEqual(made);
+    expect([all.body.nextCursor, all.body.hasMore]).toEqual([null, false]);
+
+    const seen: string[] = [];
+    const pages: [number, boolean][] = [];
+    for (let cursor: string | null = null; ; ) {
+      const res: ApiResponse = await project.api.get(`/segments?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      seen.push(...res.body.data.map((s: { id: string }) => s.id));
+      pages.push([res.body.data.length, res.body.hasMore]);
+      cursor = res.body.nextCursor;
+      if (!cursor) break;
+    }
+    expect(pages).toEqual([[2, true], [2, true], [1, false]]);
+    expect(seen).toEqual(made);
+    expect((await project.api.get(`/segments?limit=2&cursor=${made[1]}`)).body.data).toEqual(all.body.data.slice(2, 4));
+  });
+
+  it('refuses a limit out of range or a cursor it did not make with a 422', async () => {
+    for (const [query, field] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=x', 'limit'], ['cursor=not-a-cursor', 'cursor']]) {
+      const res = await a.api.get(`/segments?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(fieldsOf(res.body), query).toEqual([field]);
+    }
+  });
+
   it('needs a condition for DYNAMIC and refuses one for STATIC', async () => {
     const missing = await a.api.post('/segments', { name: 'No condition' });
     expect(missing.status).toBe(422);
@@ -608,8 +639,29 @@ describe('GET /segments/:id/contacts', () => {
     expect((await contactsOf(project.api, id, 'pageSize=100')).contacts).toHaveLength(N);
   });
 
+  it('with total=false pages the same contacts without counting them: hasMore says whether a page follows', async () => {
+    const pages = await Promise.all([1, 2, 3].map((page) => contactsOf(project.api, id, `page=${page}&pageSize=10&total=false`)));
+    const counted = await Promise.all([1, 2, 3].map((page) => contactsOf(project.api, id, `page=${page}&pageSize=10`)));
+    expect(pages.map((p) => p.contacts)).toEqual(counted.map((p) => p.contacts));
+    expect(pages.map((p) => [p.page, p.pageSize, (p as { hasMore?: boolean }).hasMore])).toEqual([[1, 10, true], [2, 10, true], [3, 10, false]]);
+    expect(pages.every((p) => !('total' in p) && !('totalPages' in p))).toBe(true);
+    const exact = await contactsOf(project.api, id, `pageSize=${N}&total=false`);
+    expect([exact.contacts.length, (exact as { hasMore?: boolean }).hasMore]).toEqual([N, false]);
+    expect((await contactsOf(project.api, id, 'total=true')).total).toBe(N);
+  });
+
+  it('with total=false pages a static segment too', async () => {
+    const s = await createSegment(project.api, { type: 'STATIC' });
+    const emails = ['p00@pages.example', 'p01@pages.example', 'p02@pages.example'];
+    expect((await project.api.post(`/segments/${s.id}/members`, { emails })).status).toBe(200);
+    const first = await contactsOf(project.api, s.id, 'pageSize=2&total=false');
+    const second = await contactsOf(project.api, s.id, 'page=2&pageSize=2&total=false');
+    expect([first.contacts.length, (first as { hasMore?: boolean }).hasMore, second.contacts.length, (second as { hasMore?: boolean }).hasMore]).toEqual([2, true, 1, false]);
+    expect([...first.contacts, ...second.contacts].map((c) => c.email).sort()).toEqual(emails);
+  });
+
   it('refuses a page or pageSize out of range with a 422', async () => {
-    for (const query of ['page=0', 'pageSize=0', 'pageSize=101', 'page=x', 'page=1.5']) {
+    for (const query of ['page=0', 'pageSize=0', 'pageSize=101', 'page=x', 'page=1.5', 'total=no']) {
       const res = await project.api.get(`/segments/${id}/contacts?${query}`);
       expect(res.status, query).toBe(422);
     }

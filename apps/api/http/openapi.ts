@@ -54,7 +54,7 @@ export function openApiDocument(routes: RouteSpec[], serverUrl: string): Record<
 /** Which lists page how, and in which shape (docs/decisions.md "Lists and paging"). */
 const LIST_ENVELOPES =
   'Lists: `GET /contacts` pages by `limit` and `cursor` and answers `{contacts, cursor, hasMore, total}` (the spec\'s shape). ' +
-  '`GET /events` and `GET /events/contact/{contactId}` page by `limit` and `cursor` with `data` the array of events and ' +
+  '`GET /events`, `GET /events/contact/{contactId}` and `GET /segments` (every segment without `limit` and `cursor`) page by `limit` and `cursor` with `data` the array and ' +
   '`nextCursor` and `hasMore` beside `data` in the envelope (`data` stays the array existing clients read). ' +
   'Lists added later with `limit` and `cursor` use the generic list envelope `{items, nextCursor, hasMore, total}` in `data`. ' +
   '`GET /templates`, `/campaigns`, `/workflows`, `/workflows/{id}/executions`, `/segments/{id}/contacts` page by `page` and `pageSize`. ' +

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { contactEvents, deleteEventName, eventNames, eventStats, listEvents } from '../../../domain/events/service.ts';
+import { STATS_INTERVALS } from '../../../domain/events/buckets.ts';
+import { LIMITS } from '../../../domain/limits.ts';
 import type { Platform } from '../../../runtime/platform.ts';
 import { reply, route, type RouteSpec } from '../http/route.ts';
 import { cursorParam, isoDate, limitParam } from './common.ts';
@@ -20,6 +22,11 @@ export const event = z.object({
   createdAt: z.string(),
 });
 
+const counts = {
+  total: z.number().int(),
+  events: z.array(z.object({ name: z.string(), count: z.number().int() })),
+};
+
 export function eventRoutes(p: Platform): RouteSpec[] {
   return [
     route({
@@ -38,18 +45,21 @@ export function eventRoutes(p: Platform): RouteSpec[] {
     }),
     route({
       method: 'get', path: '/events/stats', tag: 'Events', auth: 'secret',
-      summary: 'Event counts by name between optional `start` and `end` (inclusive)',
-      query: z.object({ start: isoDate.optional(), end: isoDate.optional() }),
+      summary:
+        'Event counts by name between optional `start` and `end` (inclusive). With `interval` (`hour`, `day` or `week`; needs `start` and `end`), ' +
+        `also \`buckets\`: the same counts per period, counted from \`start\` (pass your local midnight for your own days), the last cut at \`end\`, at most ${LIMITS.statsBuckets} a call`,
+      query: z.object({ start: isoDate.optional(), end: isoDate.optional(), interval: z.enum(STATS_INTERVALS).optional() }),
       response: z.object({
         start: z.string().nullable(),
         end: z.string().nullable(),
-        total: z.number().int(),
-        events: z.array(z.object({ name: z.string(), count: z.number().int() })),
+        ...counts,
+        buckets: z.array(z.object({ start: z.string(), end: z.string(), ...counts })).optional(),
       }),
       handle: ({ auth, query }) =>
         eventStats(p, auth.projectId, {
           start: query.start && new Date(query.start).toISOString(),
           end: query.end && new Date(query.end).toISOString(),
+          interval: query.interval,
         }),
     }),
     route({

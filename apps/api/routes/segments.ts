@@ -22,16 +22,26 @@ import {
   removeSegmentMembers,
 } from '../../../domain/segments/service.ts';
 import type { Platform } from '../../../runtime/platform.ts';
-import { route, type RouteSpec } from '../http/route.ts';
-import { idParams } from './common.ts';
+import { LIMITS } from '../../../domain/limits.ts';
+import { reply, route, type RouteSpec } from '../http/route.ts';
+import { cursorParam, idParams } from './common.ts';
 
 export function segmentRoutes(p: Platform): RouteSpec[] {
   return [
     route({
       method: 'get', path: '/segments', tag: 'Segments', auth: 'secret',
-      summary: 'List segments, newest first, each with its current member count',
+      summary:
+        'List segments, newest first, each with its current member count: every segment, or with `limit` (or `cursor`) a page of them, ' +
+        '`nextCursor` and `hasMore` beside `data`',
+      query: z.object({ limit: z.coerce.number().int().min(1).max(LIMITS.pageSize).optional(), cursor: cursorParam().optional() }),
       response: z.array(segmentListItemSchema),
-      handle: ({ auth }) => listSegments(p, auth.projectId),
+      cursorPage: true,
+      handle: async ({ auth, query }) => {
+        // A cursor alone goes on with pages of the usual size.
+        const limit = query.limit ?? (query.cursor === undefined ? undefined : 20);
+        const { segments, ...page } = await listSegments(p, auth.projectId, { limit, cursor: query.cursor });
+        return reply(segments, { page });
+      },
     }),
     route({
       method: 'post', path: '/segments', tag: 'Segments', auth: 'secret', status: 201, errors: [409],

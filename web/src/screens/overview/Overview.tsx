@@ -7,11 +7,15 @@ import { useCurrentProject } from '../../api/projects.ts';
 import { ChartFrame } from '../../app/ChartFrame.tsx';
 import { Loading, Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
-import { bucketsOf, EMAIL_EVENTS, RANGES, rate } from './series.ts';
+import { EMAIL_EVENTS, RANGES, rate, windowOf } from './series.ts';
 
-interface Stats {
+interface Counts {
   total: number;
   events: { name: string; count: number }[];
+}
+
+interface Stats extends Counts {
+  buckets: (Counts & { start: string; end: string })[];
 }
 
 interface EventRecord {
@@ -21,7 +25,7 @@ interface EventRecord {
   createdAt: string;
 }
 
-const countOf = (stats: Stats | undefined, name: string) => stats?.events.find((e) => e.name === name)?.count ?? 0;
+const countOf = (stats: Counts | undefined, name: string) => stats?.events.find((e) => e.name === name)?.count ?? 0;
 
 /** The project at a glance: email outcomes over a range (totals, rates, a chart), contacts, recent events. */
 export default function Overview() {
@@ -29,25 +33,26 @@ export default function Overview() {
   const [rangeIndex, setRangeIndex] = useState(1);
   const range = RANGES[rangeIndex];
   // Fixed per range choice, so a re-render does not move the window (and refetch).
-  const buckets = useMemo(() => bucketsOf(range.days, range.bucketDays, new Date()), [range]);
+  const span = useMemo(() => windowOf(range.days, range.bucketDays, new Date()), [range]);
   const rangeId = useId();
 
-  const stats = (start: Date, end: Date) =>
-    api<Stats>('/events/stats', { projectId: project.id, query: { start: start.toISOString(), end: end.toISOString() } });
-  const totals = useQuery({
-    queryKey: ['overview', project.id, 'totals', range.days],
-    queryFn: () => stats(buckets[0].start, buckets[buckets.length - 1].end),
+  // One call: the totals and every bucket of the chart (`interval`, counted from the local midnight `start`).
+  const stats = useQuery({
+    queryKey: ['overview', project.id, 'stats', range.days],
+    queryFn: () =>
+      api<Stats>('/events/stats', {
+        projectId: project.id,
+        query: { start: span.start.toISOString(), end: span.end.toISOString(), interval: range.interval },
+      }),
   });
-  const series = useQuery({
-    queryKey: ['overview', project.id, 'series', range.days],
-    queryFn: async () => {
-      const counts = await Promise.all(buckets.map((b) => stats(b.start, b.end)));
-      return buckets.map((b, i): Record<string, string | number> => ({
-        label: b.start.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }),
-        ...Object.fromEntries(EMAIL_EVENTS.map((e) => [e.label, countOf(counts[i], e.name)])),
-      }));
-    },
-  });
+  const series = useMemo(
+    () =>
+      stats.data?.buckets.map((b): Record<string, string | number> => ({
+        label: new Date(b.start).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }),
+        ...Object.fromEntries(EMAIL_EVENTS.map((e) => [e.label, countOf(b, e.name)])),
+      })),
+    [stats.data],
+  );
   const contacts = useQuery({
     queryKey: ['overview', project.id, 'contacts'],
     queryFn: () => api<{ total?: number }>('/contacts', { projectId: project.id, query: { limit: 1 } }),
@@ -57,14 +62,14 @@ export default function Overview() {
     queryFn: () => apiEnvelope<EventRecord[]>('/events', { projectId: project.id, query: { limit: 10 } }),
   });
 
-  const sent = countOf(totals.data, 'email.sent');
-  const delivered = countOf(totals.data, 'email.delivery');
+  const sent = countOf(stats.data, 'email.sent');
+  const delivered = countOf(stats.data, 'email.delivery');
   const rates: Record<string, string> = {
     'email.delivery': `${rate(delivered, sent)} of sent`,
-    'email.open': `${rate(countOf(totals.data, 'email.open'), delivered)} of delivered`,
-    'email.click': `${rate(countOf(totals.data, 'email.click'), delivered)} of delivered`,
-    'email.bounce': `${rate(countOf(totals.data, 'email.bounce'), sent)} of sent`,
-    'email.complaint': `${rate(countOf(totals.data, 'email.complaint'), delivered)} of delivered`,
+    'email.open': `${rate(countOf(stats.data, 'email.open'), delivered)} of delivered`,
+    'email.click': `${rate(countOf(stats.data, 'email.click'), delivered)} of delivered`,
+    'email.bounce': `${rate(countOf(stats.data, 'email.bounce'), sent)} of sent`,
+    'email.complaint': `${rate(countOf(stats.data, 'email.complaint'), delivered)} of delivered`,
   };
 
   return (
@@ -85,15 +90,15 @@ export default function Overview() {
     >
       <section aria-labelledby="email-title">
         <h2 id="email-title">Email, {range.label.toLowerCase()}</h2>
-        {totals.error ? (
-          <p role="alert">{errorMessage(totals.error)}</p>
+        {stats.error ? (
+          <p role="alert">{errorMessage(stats.error)}</p>
         ) : (
-          <dl className="stats" aria-busy={totals.isPending}>
+          <dl className="stats" aria-busy={stats.isPending}>
             {EMAIL_EVENTS.map((e) => (
               <div className="stat" key={e.name}>
                 <dt>{e.label}</dt>
-                <dd>{totals.isPending ? '…' : countOf(totals.data, e.name).toLocaleString()}</dd>
-                {rates[e.name] && !totals.isPending && <dd className="hint">{rates[e.name]}</dd>}
+                <dd>{stats.isPending ? '…' : countOf(stats.data, e.name).toLocaleString()}</dd>
+                {rates[e.name] && !stats.isPending && <dd className="hint">{rates[e.name]}</dd>}
               </div>
             ))}
             <div className="stat">
@@ -106,18 +111,18 @@ export default function Overview() {
 
       <section aria-labelledby="chart-title" className="card">
         <h2 id="chart-title">Over time ({range.bucketDays === 1 ? 'per day' : 'per week'})</h2>
-        {series.isPending ? (
+        {stats.isPending ? (
           <Loading what="Loading the chart" />
-        ) : series.error ? (
-          <p role="alert">{errorMessage(series.error)}</p>
-        ) : sent === 0 && series.data.every((row) => EMAIL_EVENTS.every((e) => row[e.label] === 0)) ? (
+        ) : stats.error ? (
+          <p role="alert">{errorMessage(stats.error)}</p>
+        ) : !series || series.every((row) => EMAIL_EVENTS.every((e) => row[e.label] === 0)) ? (
           <p className="empty">No email in this range yet. Send one with POST /v1/send, a campaign or a workflow.</p>
         ) : (
           <>
             <ChartFrame label={`Email events per ${range.bucketDays === 1 ? 'day' : 'week'}, ${range.label.toLowerCase()}`}>
               <ResponsiveContainer width="100%" height={280}>
                 {/* No keyboard layer inside a picture (see ChartFrame): the table is the chart's text. */}
-                <LineChart data={series.data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
+                <LineChart data={series} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
                   <CartesianGrid stroke="#e5e7eb" />
                   <XAxis dataKey="label" />
                   <YAxis allowDecimals={false} />
@@ -141,7 +146,7 @@ export default function Overview() {
                   </tr>
                 </thead>
                 <tbody>
-                  {series.data.map((row) => (
+                  {series.map((row) => (
                     <tr key={row.label}>
                       <th scope="row">{row.label}</th>
                       {EMAIL_EVENTS.map((e) => (

@@ -1,11 +1,11 @@
 /**
- * The Overview's time axis: a range ending now, cut into days (7 and 30 days) or weeks (90 days),
- * each bucket one GET /events/stats call, so the chart needs no endpoint of its own.
+ * The Overview's time axis: a range ending today, cut into days (7 and 30 days) or weeks (90 days);
+ * one GET /events/stats call with `interval` answers the totals and every bucket of the chart.
  */
 export const RANGES = [
-  { days: 7, label: 'Last 7 days', bucketDays: 1 },
-  { days: 30, label: 'Last 30 days', bucketDays: 1 },
-  { days: 90, label: 'Last 90 days', bucketDays: 7 },
+  { days: 7, label: 'Last 7 days', bucketDays: 1, interval: 'day' },
+  { days: 30, label: 'Last 30 days', bucketDays: 1, interval: 'day' },
+  { days: 90, label: 'Last 90 days', bucketDays: 7, interval: 'week' },
 ] as const;
 
 export const EMAIL_EVENTS = [
@@ -17,22 +17,22 @@ export const EMAIL_EVENTS = [
   { name: 'email.complaint', label: 'Complaints', color: '#4b5563' },
 ] as const;
 
-export interface Bucket {
+export interface Window {
   start: Date;
   end: Date;
 }
 
 const DAY_MS = 86_400_000;
 
-/** Buckets covering the last `days` days up to `now`, oldest first; days start at local midnight. */
-export function bucketsOf(days: number, bucketDays: number, now: Date): Bucket[] {
+/**
+ * Whole buckets covering the last `days` days up to the end of today, starting at a local midnight:
+ * the server counts its buckets from `start`, so they are the user's days (or weeks).
+ */
+export function windowOf(days: number, bucketDays: number, now: Date): Window {
   const endOfToday = new Date(now);
   endOfToday.setHours(24, 0, 0, 0);
-  const buckets: Bucket[] = [];
-  for (let end = endOfToday.getTime(); buckets.length * bucketDays < days; end -= bucketDays * DAY_MS) {
-    buckets.unshift({ start: new Date(end - bucketDays * DAY_MS), end: new Date(end - 1) });
-  }
-  return buckets;
+  const buckets = Math.ceil(days / bucketDays);
+  return { start: new Date(endOfToday.getTime() - buckets * bucketDays * DAY_MS), end: new Date(endOfToday.getTime() - 1) };
 }
 
 /** Share of `part` in `whole` as a percentage with one decimal, or an em dash when there is no whole. */

@@ -5,7 +5,7 @@ import { eventNames } from './api.ts';
 import { FilterBuilder } from './FilterBuilder.tsx';
 import type { FilterCondition } from './filters.ts';
 import { LiveCount } from './LiveCount.tsx';
-import { useLiveCount } from './useLiveCount.ts';
+import { useLiveCount, type KnownCount } from './useLiveCount.ts';
 
 interface Props {
   label: string;
@@ -20,13 +20,15 @@ interface Props {
   /** Problems the last save found, keyed by their path in the condition. */
   saveErrors?: Record<string, string>;
   disabled?: boolean;
+  /** A condition whose count is known already, so it is not asked for again (a saved segment's). */
+  known?: KnownCount;
 }
 
 /** The filter builder with its live count: the segment screen's, and the campaign audience's. */
-export function ConditionEditor({ label, value, onChange, count, countKey, noun, errorPrefix, saveErrors = {}, disabled }: Props) {
+export function ConditionEditor({ label, value, onChange, count, countKey, noun, errorPrefix, saveErrors = {}, disabled, known }: Props) {
   const project = useCurrentProject();
   const names = useQuery({ queryKey: ['event-names', project.id], queryFn: () => eventNames(project.id), staleTime: 60_000 });
-  const live = useLiveCount(countKey, value, count, errorPrefix);
+  const live = useLiveCount(countKey, value, count, errorPrefix, known);
   const errors = { ...saveErrors, ...live.errors };
   return (
     <>

@@ -152,6 +152,7 @@ function SegmentPage({ segment }: { segment: Segment }) {
             onChange={setCondition}
             count={(c) => countCondition(project.id, c)}
             countKey={['segment-count', project.id]}
+            known={{ condition: segment.condition, count: segment.memberCount }}
             noun={contactsNoun}
             errorPrefix="condition"
             saveErrors={relativeTo(errors, 'condition')}

@@ -1,15 +1,21 @@
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
 import { Loading, Page } from '../../app/Page.tsx';
 import { paths } from '../../paths.ts';
-import { listSegments, segmentKeys } from './api.ts';
+import { CursorPager, useCursorPages } from '../../app/CursorPager.tsx';
+import { segmentKeys, segmentPage } from './api.ts';
 
-/** Every segment of the project, newest first, with its member count now. */
+/** The project's segments, newest first, with their member count now, a page at a time. */
 export function SegmentList() {
   const project = useCurrentProject();
-  const segments = useQuery({ queryKey: segmentKeys.all(project.id), queryFn: () => listSegments(project.id) });
+  const pages = useCursorPages();
+  const page = useQuery({
+    queryKey: [...segmentKeys.all(project.id), 'page', pages.cursor],
+    queryFn: () => segmentPage(project.id, pages.cursor),
+    placeholderData: keepPreviousData,
+  });
   return (
     <Page
       title="Segments"
@@ -19,14 +25,14 @@ export function SegmentList() {
         </Link>
       }
     >
-      {segments.isPending ? (
+      {page.isPending ? (
         <Loading what="Loading the segments" />
-      ) : segments.error ? (
-        <p role="alert">{errorMessage(segments.error)}</p>
-      ) : segments.data.length === 0 ? (
+      ) : page.error ? (
+        <p role="alert">{errorMessage(page.error)}</p>
+      ) : page.data.data.length === 0 ? (
         <p className="empty">No segments yet. A segment is a group of contacts: by a condition (dynamic) or by hand (static).</p>
       ) : (
-        <table>
+        <table aria-busy={page.isPlaceholderData}>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -37,7 +43,7 @@ export function SegmentList() {
             </tr>
           </thead>
           <tbody>
-            {segments.data.map((s) => (
+            {page.data.data.map((s) => (
               <tr key={s.id}>
                 <td>
                   <Link to={paths.screen(project.id, 'segments', `/${encodeURIComponent(s.id)}`)}>{s.name}</Link>
@@ -53,6 +59,7 @@ export function SegmentList() {
           </tbody>
         </table>
       )}
+      {page.data && (page.data.hasMore || pages.number > 1) && <CursorPager pages={pages} nextCursor={page.data.nextCursor} label="Segment pages" />}
     </Page>
   );
 }

@@ -13,20 +13,21 @@ interface ContactPage {
   contacts: Contact[];
   page: number;
   pageSize: number;
-  total: number;
-  totalPages: number;
 }
 
 const PAGE_SIZE = 20;
 
-/** The contacts in the segment now, newest first, a page at a time. */
+/**
+ * The contacts in the segment now, newest first, a page at a time. Paged by the segment's member
+ * count (`total=false`: the API does not count them a second time).
+ */
 export function SegmentMembers({ segment }: { segment: Segment }) {
   const project = useCurrentProject();
   const [page, setPage] = useState(1);
   const members = useQuery({
     queryKey: [...segmentKeys.one(project.id, segment.id), 'contacts', page, segment.updatedAt, segment.memberCount],
     queryFn: () =>
-      api<ContactPage>(`/segments/${encodeURIComponent(segment.id)}/contacts`, { projectId: project.id, query: { page, pageSize: PAGE_SIZE } }),
+      api<ContactPage>(`/segments/${encodeURIComponent(segment.id)}/contacts`, { projectId: project.id, query: { page, pageSize: PAGE_SIZE, total: 'false' } }),
     placeholderData: keepPreviousData,
   });
   return (
@@ -36,7 +37,7 @@ export function SegmentMembers({ segment }: { segment: Segment }) {
         <Loading what="Loading the contacts" />
       ) : members.error ? (
         <p role="alert">{errorMessage(members.error)}</p>
-      ) : members.data.total === 0 ? (
+      ) : segment.memberCount === 0 && members.data.contacts.length === 0 ? (
         <p className="empty">No contact is in this segment now.</p>
       ) : (
         <>
@@ -62,7 +63,7 @@ export function SegmentMembers({ segment }: { segment: Segment }) {
               ))}
             </tbody>
           </table>
-          <Pager page={members.data.page} totalPages={members.data.totalPages} total={members.data.total} onPage={setPage} noun="contacts" />
+          <Pager page={members.data.page} totalPages={Math.ceil(segment.memberCount / PAGE_SIZE)} total={segment.memberCount} onPage={setPage} noun="contacts" />
         </>
       )}
     </section>
