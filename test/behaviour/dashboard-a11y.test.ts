@@ -1,11 +1,12 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type ProjectAccess } from '../harness/accounts.ts';
+import type { ProjectAccess } from '../harness/accounts.ts';
 import { axeViolations } from '../harness/axe.ts';
 import { errors, launchBrowser, newUserPage, signedInPage } from '../harness/browser.ts';
 import { eventually } from '../harness/client.ts';
-import { verifiedDomain, type Domain } from '../harness/domains.ts';
-import { byMode, startInstance, type Instance } from '../harness/instance.ts';
+import { startWithProject, stopDashboard, submitSignIn } from '../harness/dashboard.ts';
+import type { Domain } from '../harness/domains.ts';
+import { byMode, type Instance } from '../harness/instance.ts';
 import { buildWorkflow, executionOf, statusIs, track } from '../harness/workflows.ts';
 
 /**
@@ -116,9 +117,7 @@ async function tabStopProblems(max = 150): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  instance = await startInstance();
-  project = await newProject(instance, 'Accessible shop');
-  domain = await verifiedDomain(instance, project);
+  ({ instance, project, domain } = await startWithProject('Accessible shop', { domain: true }));
   const people = [
     { email: 'ann@a11y.example', data: { plan: 'pro', visits: 5, name: 'Ann' } },
     { email: 'bob@a11y.example', data: { plan: 'pro', visits: 1 } },
@@ -166,10 +165,7 @@ beforeAll(async () => {
   await eventually(async () => ((await project.api.get(`/campaigns/${ids.campaign}`)).body.data.status === 'SENT' ? true : undefined), WAIT, 'the campaign to be sent');
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await instance?.dispose();
-});
+afterAll(() => stopDashboard(browser, instance));
 
 describe('the dashboard meets WCAG 2.1 AA (axe-core) on every screen', { timeout: byMode({ embedded: 60_000, distributed: 180_000 }) }, () => {
   // In a test, not in beforeAll: without Chromium the tests fail, they are not reported as skipped.
@@ -184,9 +180,7 @@ describe('the dashboard meets WCAG 2.1 AA (axe-core) on every screen', { timeout
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await expectNoViolations('sign-in');
     // A failed sign-in: the error is shown and announced.
-    await page.getByLabel('Email').fill(project.email);
-    await page.getByLabel('Password').fill('not the password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await submitSignIn(page, { email: project.email, password: 'not the password' });
     await page.getByRole('alert').waitFor();
     await expectNoViolations('sign-in with an error');
     await page.goto('/signup');
