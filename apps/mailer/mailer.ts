@@ -11,7 +11,7 @@ import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommittedEmails } from './commit-log.ts';
 import type { RenderTask } from './render.ts';
-import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
+import { RenderError, SendThreadLost, SmtpError, sendPool, type Sent } from './send-pool.ts';
 import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
 
 /**
@@ -124,7 +124,7 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
     if (err instanceof RenderError) throw err;
     // The thread's log alone knows whether the server has the message: read the logs again.
     if (err instanceof SendThreadLost) commits.reload();
-    if ((err as { committed?: boolean }).committed) commits.reported(emailId);
+    if (err instanceof SmtpError && err.committed) commits.reported(emailId);
     const failure = smtpFailureOf(err);
     const next = failure.kind === 'soft' ? afterSoftFailure(email.softFailures, new Date(), p.config.softBounceRetryHours) : undefined;
     if (failure.kind === 'hard' || next?.kind === 'bounce') {

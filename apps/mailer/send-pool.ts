@@ -2,11 +2,14 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Config } from '../../runtime/config.ts';
 import type { RenderTask } from './render.ts';
+import { SMTP_CONNECTIONS } from './transport.ts';
 
 /** What a sending thread starts from (piscina's workerData). */
 export interface SendThreadData {
   smtpUrl: string | undefined;
   dataDir: string;
+  /** This thread's share of the mailer's SMTP connections. */
+  connections: number;
   /** Commit log slots: 0 free, else the thread id holding it (send-thread.ts). */
   slots: Int32Array;
 }
@@ -64,15 +67,18 @@ const SLOTS = 64;
  */
 export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>): SendPool {
   const slots = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
+  const threads = Math.max(1, availableParallelism() - 1);
+  // The relay sees about as many connections from a mailer on many cores as from one on two.
+  const connections = Math.ceil(SMTP_CONNECTIONS / threads);
   let pool: Piscina<RenderTask, SendOutcome> | undefined;
   const start = () => {
     const started = new Piscina<RenderTask, SendOutcome>({
       filename: new URL('./send-thread.ts', import.meta.url).href,
-      workerData: { smtpUrl: config.smtpUrl, dataDir: config.dataDir, slots } satisfies SendThreadData,
+      workerData: { smtpUrl: config.smtpUrl, dataDir: config.dataDir, connections, slots } satisfies SendThreadData,
       // Node's own type stripping loads the worker; no inherited preloads or profiler flags.
       execArgv: [],
       minThreads: 0,
-      maxThreads: Math.max(1, availableParallelism() - 1),
+      maxThreads: threads,
       idleTimeout: 30_000,
       // A task waits on its signature (libuv's thread pool) and on SMTP round trips: meanwhile the
       // thread renders others. Enough in flight to keep the SMTP pool (transport.ts) busy.

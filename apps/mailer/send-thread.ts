@@ -8,7 +8,7 @@ import { smtpFailureOf } from './smtp-answers.ts';
 import { createTransport } from './transport.ts';
 import type { SendOutcome, SendThreadData } from './send-pool.ts';
 
-const { smtpUrl, dataDir, slots } = workerData as SendThreadData;
+const { smtpUrl, dataDir, connections, slots } = workerData as SendThreadData;
 
 /**
  * This thread's slot: the lowest free one, holding its thread id until the pool frees it once the
@@ -23,7 +23,7 @@ function claimSlot(): number {
 }
 
 const commits = new CommitLog(dataDir, { name: `commits-${claimSlot()}` });
-const transport = createTransport({ smtpUrl, dataDir });
+const transport = createTransport({ smtpUrl, dataDir }, connections);
 
 export default async function send(task: RenderTask): Promise<SendOutcome> {
   const emailId = task.email._id;

@@ -70,12 +70,12 @@ function commitBeforeTerminators(socket: Socket): void {
   }) as typeof socket.write;
 }
 
-/** Connections kept open to the relay. */
-const POOL_SIZE = 5;
+/** Connections kept open to the relay by the whole mailer, shared out among its sending threads (send-pool.ts). */
+export const SMTP_CONNECTIONS = 5;
 
 /** SMTP when SMTP_URL is set; otherwise the dev outbox: `.eml` files under DATA_DIR (the mailer logs each). */
-export function createTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Transport {
-  if (config.smtpUrl) return smtpTransport(config.smtpUrl);
+export function createTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>, connections = SMTP_CONNECTIONS): Transport {
+  if (config.smtpUrl) return smtpTransport(config.smtpUrl, connections);
   const dir = join(config.dataDir, 'outbox');
   mkdirSync(dir, { recursive: true });
   return {
@@ -94,11 +94,11 @@ export function createTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Tr
  * with Nagle's algorithm against delayed ACKs every command waits tens of milliseconds (measured
  * here: ~109 messages/s on 5 connections without it, ~1,300/s with it).
  */
-function smtpTransport(url: string): Transport {
+function smtpTransport(url: string, connections: number): Transport {
   const smtp = nodemailer.createTransport({
     url,
     pool: true,
-    maxConnections: POOL_SIZE,
+    maxConnections: connections,
     maxMessages: Infinity,
     getSocket(options: { host?: string; port?: number }, callback: (err: Error | null, socket?: { connection: unknown }) => void) {
       const socket = connect({ host: options.host ?? 'localhost', port: options.port ?? 25 });
