@@ -181,6 +181,8 @@ export async function startPlatform(
     DNS_SERVERS: dnsServer.address,
     API_RATE_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
+    // No inbound SMTP listener: the benchmarks need none, and port 2525 may be another instance's.
+    INBOUND_SMTP_PORT: '0',
     ...settings,
   };
   // Embedded mode, whatever the calling shell has set.
