@@ -29,7 +29,11 @@ export async function postgresSpec(binDir: string, dataDir: string, port: number
     name: 'postgres',
     command,
     // Warnings and errors only: PostgreSQL logs every start, checkpoint and shutdown otherwise.
-    args: [...prefix, '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'log_min_messages=warning'],
+    args: [...prefix, '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'log_min_messages=warning',
+      // FerretDB's statements name the field as a parameter (`_jsonb->$1 @> $2`): only a plan made
+      // for the values can use an index (ferretdb-id-index.ts), and PostgreSQL would switch a
+      // statement run five times to a generic plan, a table scan.
+      '-c', 'plan_cache_mode=force_custom_plan'],
     ready: async () => {
       await waitForPostgres(binDir, port);
       await indexFerretIds(binDir, port);
