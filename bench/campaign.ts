@@ -254,9 +254,12 @@ async function runPlatform(
     ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
     ...(distributed ? { MAILER_REPLICAS: String(mailers) } : {}),
   };
+  // The distributed stack stops its tiers one after another (up to 5 s each, more with mailer
+  // replicas): killed early, it would leave them running, their etcd and ports held.
+  const stopGraceMs = distributed ? 60_000 : undefined;
   const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root, mongo?.url);
   const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner, options.relaySigns ? 'relay' : 'platform');
-  await stopChild(first.proc.child);
+  await stopChild(first.proc.child, stopGraceMs);
   console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${label})`);
   await insertContacts(tree, first.dataDir, projectId, keys, mongo?.url);
   const loadBefore = loadAverage();
@@ -374,7 +377,7 @@ async function runPlatform(
     console.error(`[${tag}] failed; last output:\n${platform.proc.logTail()}`);
     throw err;
   } finally {
-    await stopChild(platform.proc.child);
+    await stopChild(platform.proc.child, stopGraceMs);
     await mongo?.stop();
   }
 }
