@@ -196,7 +196,8 @@ export async function startPlatform(
       throw new Error(`the platform exited (${proc.child.exitCode ?? proc.child.signalCode}) before answering /health:\n${proc.logTail()}`);
     }
     try {
-      if ((await fetch(`${url}/health`)).ok) break;
+      // Distributed: the API answers before the last mailer is up; the stack says when all are.
+      if ((await fetch(`${url}/health`)).ok && (!mongodbUrl || proc.logTail().includes('mailroom (distributed) is ready'))) break;
     } catch {
       // not listening yet
     }

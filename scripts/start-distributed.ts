@@ -17,6 +17,11 @@ if (!Number.isInteger(mailerReplicas) || mailerReplicas < 1) {
   process.exit(1);
 }
 
+// Stopped while it starts (the API answers before the last mailer is up): exit at once, which
+// kills what was started (the Supervisor's exit hook); a signal's default action would leave it.
+const stopWhileStarting = () => process.exit(1);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, stopWhileStarting);
+
 console.log(`starting the distributed stack in ${dir} (logs in ${join(dir, 'logs')})`);
 const stack = await startStack({
   port,
@@ -30,6 +35,7 @@ console.log(`mailroom (distributed) is ready at ${stack.apiUrls[0]}`);
 for (const [i, url] of stack.mailerUrls.entries()) console.log(`mailer ${i} serves /health and /metrics at ${url}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.removeListener(signal, stopWhileStarting);
   process.once(signal, async () => {
     console.log('stopping…');
     await stack.stop();
