@@ -30,10 +30,8 @@ export interface PubSub {
    */
   publish<T>(topic: string, data: T): Promise<void>;
   /**
-   * `publish` of each message, resolving once all are durably accepted: one write for all where
-   * the adapter can (embedded: one insert; Dapr: one bulk publish), so a campaign's batch is not
-   * one round trip per email. No order among them is promised (Dapr publishes them at once), as
-   * none is among their deliveries, which handlers take concurrently.
+   * `publish` of each message, in order, resolving once all are durably accepted: one write for
+   * all where the adapter can (embedded), so a campaign's batch is one insert, not one per email.
    */
   publishMany<T>(topic: string, messages: T[]): Promise<void>;
   /** Declare every subscription before `start()`; at most one per topic in a process. */

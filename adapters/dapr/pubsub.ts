@@ -19,12 +19,6 @@ interface Envelope {
 
 const MAX_TRACKED = 10_000;
 
-/** A new message's envelope: a fresh id, and the request current here (runtime/request-context.ts). */
-function envelopeOf(data: unknown): Envelope {
-  const requestId = currentRequestId();
-  return { messageId: randomUUID(), data, ...(requestId ? { requestId } : {}) };
-}
-
 export class DaprPubSub implements PubSub {
   readonly #client: DaprClient;
   readonly #server: DaprServer | undefined;
@@ -44,7 +38,9 @@ export class DaprPubSub implements PubSub {
   }
 
   async publish<T>(topic: string, data: T): Promise<void> {
-    const result = await this.#client.pubsub.publish(this.#name, topic, envelopeOf(data));
+    const requestId = currentRequestId();
+    const envelope: Envelope = { messageId: randomUUID(), data, ...(requestId ? { requestId } : {}) };
+    const result = await this.#client.pubsub.publish(this.#name, topic, envelope);
     if (result?.error) throw new Error(`publish to ${topic} failed: ${result.error.message ?? result.error}`);
   }
 
@@ -54,23 +50,9 @@ export class DaprPubSub implements PubSub {
     this.#handlers.set(topic, { handler: handler as MessageHandler<any>, options });
   }
 
-  /**
-   * One call to Dapr's bulk publish (alpha in 1.17, the same on the topic as single publishes): a
-   * campaign batch was 500 sequential round trips, each waiting for Redis's fsync; the sidecar
-   * publishes the entries at once (up to 100 in flight), so Redis writes them with a few fsyncs.
-   * Any entry refused fails the call, and the caller publishes again (handlers are idempotent).
-   */
+  /** One publish after another: Dapr's bulk publish is still alpha. */
   async publishMany<T>(topic: string, messages: T[]): Promise<void> {
-    if (messages.length <= 1) {
-      for (const data of messages) await this.publish(topic, data);
-      return;
-    }
-    const entries = messages.map((data) => ({ event: envelopeOf(data), contentType: 'application/json' }));
-    const { failedMessages } = await this.#client.pubsub.publishBulk(this.#name, topic, entries);
-    if (failedMessages.length > 0) {
-      const first = failedMessages[0]!.error;
-      throw new Error(`publish of ${failedMessages.length} of ${messages.length} messages to ${topic} failed: ${first?.message ?? first}`);
-    }
+    for (const data of messages) await this.publish(topic, data);
   }
 
   async start(): Promise<void> {
