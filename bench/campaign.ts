@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
- *        [--modes embedded,distributed] [--dkim-signing platform|relay]
+ *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
  *        [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:campaign -- [same options]
  *
@@ -35,6 +35,8 @@
  * `npm run start:distributed` (the whole stack) on a MongoDB-wire server the benchmark starts
  * (bench/mongo-server.ts: FerretDB on PostgreSQL, as the stack would), so that the contacts can be
  * bulk-inserted into it; CPU and memory are summed over every process of the stack and that server.
+ * `--mailer-replicas 1,2` (distributed only; default 1): step 2 once per count, the stack started
+ * with that many mailer apps (MAILER_REPLICAS), each behind its own sidecar, splitting the topic.
  *
  * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
  * out in a temporary git worktree and runs step 2 a second time with that commit's platform (and
@@ -68,6 +70,7 @@ const { values: args } = parseArgs({
     'no-yardstick': { type: 'boolean', default: false },
     'compare-ref': { type: 'string' },
     modes: { type: 'string', default: 'embedded' },
+    'mailer-replicas': { type: 'string', default: '1' },
     'dkim-signing': { type: 'string', default: 'platform' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
@@ -80,6 +83,7 @@ if (args.help) printUsage(import.meta.url);
 if (!['platform', 'relay'].includes(args['dkim-signing']!)) throw new Error('--dkim-signing is platform or relay');
 const options = {
   modes: modesOption(args.modes!),
+  mailerReplicas: args['mailer-replicas']!.split(',').map((n) => wholeOption('mailer-replicas', n.trim(), 1)),
   recipients: wholeOption('recipients', args.recipients, 1),
   yardstickEmails: wholeOption('yardstick-emails', args['yardstick-emails'], 1),
   warmup: wholeOption('warmup', args.warmup, 1),
@@ -228,11 +232,19 @@ interface PlatformOutcome {
   logLines: number;
 }
 
-async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: string | undefined, mode: 'embedded' | 'distributed'): Promise<PlatformOutcome> {
+async function runPlatform(
+  sink: Sink,
+  tree: Tree,
+  keys: Keys,
+  profileRoot: string | undefined,
+  mode: 'embedded' | 'distributed',
+  mailers = 1,
+): Promise<PlatformOutcome> {
   const other = tree.root !== currentTree().root;
   const distributed = mode === 'distributed';
-  const tag = `platform${distributed ? '-distributed' : ''}${other ? `@${tree.commit}` : ''}`;
-  const label = distributed ? `distributed${other ? ` @ ${tree.commit}` : ''}` : treeLabel(tree);
+  const shape = distributed ? `distributed, ${mailers} mailer${mailers === 1 ? '' : 's'}` : '';
+  const tag = `platform${distributed ? `-distributed-${mailers}m` : ''}${other ? `@${tree.commit}` : ''}`;
+  const label = distributed ? `${shape}${other ? ` @ ${tree.commit}` : ''}` : treeLabel(tree);
   const mongo = distributed ? await startMongoServer('mailroom') : undefined;
   if (mongo) onCleanup(() => mongo.stop());
   const dns = await startDnsServer();
@@ -240,10 +252,14 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
   const settings: Record<string, string> = {
     EMAIL_RATE_PER_SECOND: String(options.emailRate),
     ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
+    ...(distributed ? { MAILER_REPLICAS: String(mailers) } : {}),
   };
+  // The distributed stack stops its tiers one after another (up to 5 s each, more with mailer
+  // replicas): killed early, it would leave them running, their etcd and ports held.
+  const stopGraceMs = distributed ? 60_000 : undefined;
   const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root, mongo?.url);
   const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner, options.relaySigns ? 'relay' : 'platform');
-  await stopChild(first.proc.child);
+  await stopChild(first.proc.child, stopGraceMs);
   console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${label})`);
   await insertContacts(tree, first.dataDir, projectId, keys, mongo?.url);
   const loadBefore = loadAverage();
@@ -330,7 +346,7 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
       label,
       phase: {
         name: distributed
-          ? `**platform** (distributed${other ? ` @ ${tree.commit}` : ''}, CPU and memory of every process of the stack and its FerretDB/PostgreSQL): campaign send → Nth email at the sink`
+          ? `**platform** (${shape}${other ? ` @ ${tree.commit}` : ''}, CPU and memory of every process of the stack and its FerretDB/PostgreSQL): campaign send → Nth email at the sink`
           : `**platform** (embedded, ${treeLabel(tree)}): campaign send → Nth email at the sink`,
         emails: stats.count,
         seconds,
@@ -361,7 +377,7 @@ async function runPlatform(sink: Sink, tree: Tree, keys: Keys, profileRoot: stri
     console.error(`[${tag}] failed; last output:\n${platform.proc.logTail()}`);
     throw err;
   } finally {
-    await stopChild(platform.proc.child);
+    await stopChild(platform.proc.child, stopGraceMs);
     await mongo?.stop();
   }
 }
@@ -414,11 +430,13 @@ async function main(): Promise<number> {
   const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
   const platforms: PlatformOutcome[] = [];
   for (const mode of options.modes) {
-    for (const [i, tree] of trees.entries()) {
-      const p = `${mode === 'distributed' ? 'd' : ''}${i === 0 ? '' : `r${i}`}`;
-      const platform = await runPlatform(sink, tree, { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode);
-      console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
-      platforms.push(platform);
+    for (const mailers of mode === 'distributed' ? options.mailerReplicas : [1]) {
+      for (const [i, tree] of trees.entries()) {
+        const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}`;
+        const platform = await runPlatform(sink, tree, { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
+        console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+        platforms.push(platform);
+      }
     }
   }
 
@@ -441,7 +459,8 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}`,
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}` +
+          (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)
           .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, after this tree's`),

@@ -78,7 +78,7 @@ export function startChild(name: string, script: string, env: NodeJS.ProcessEnv,
   return { name, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
 }
 
-export async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) {
     children.delete(child);
     return;
@@ -86,7 +86,7 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
   // A graceful stop lets --cpu-prof write its profile; a process that hangs is killed.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
   children.delete(child);

@@ -181,14 +181,14 @@ export async function startPlatform(
     DNS_SERVERS: dnsServer.address,
     API_RATE_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
-    // No inbound listener: the benchmark sends no bounces, and port 2525 may be another stack's.
+    // No inbound SMTP listener: the benchmarks need none, and port 2525 may be another instance's.
     INBOUND_SMTP_PORT: '0',
     ...settings,
   };
   // Embedded mode, whatever the calling shell has set.
   for (const key of ['MAILROOM_MODE', 'REDIS_URL', 'MONGODB_URL', 'LINK_SECRET', 'SYSTEM_FROM']) delete env[key];
-  // The V8 options that tree's `npm start` gives the platform (its heap limit).
-  const startOptions = startNodeOptions(root);
+  // Embedded: the V8 options that tree's `npm start` gives the platform (its heap limit).
+  const startOptions = mongodbUrl ? '' : startNodeOptions(root);
   if (startOptions) env.NODE_OPTIONS = [startOptions, env.NODE_OPTIONS].filter(Boolean).join(' ');
   if (mongodbUrl) env.MONGODB_URL = mongodbUrl;
   // `root`: another commit's tree (common.ts worktreeOf) whose platform runs instead of this one's.
@@ -199,7 +199,8 @@ export async function startPlatform(
       throw new Error(`the platform exited (${proc.child.exitCode ?? proc.child.signalCode}) before answering /health:\n${proc.logTail()}`);
     }
     try {
-      if ((await fetch(`${url}/health`)).ok) break;
+      // Distributed: the API answers before the last mailer is up; the stack says when all are.
+      if ((await fetch(`${url}/health`)).ok && (!mongodbUrl || proc.logTail().includes('mailroom (distributed) is ready'))) break;
     } catch {
       // not listening yet
     }

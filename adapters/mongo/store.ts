@@ -54,6 +54,8 @@ export class MongoStore implements DocumentStore {
   readonly #db: Db;
   readonly #caches = new Map<string, ReplicaCache>();
   #changes: StoreChanges | undefined;
+  /** The server is FerretDB, which answers `{_id: {$in}}` by reading the whole collection (see idsOf). */
+  #ferret = false;
 
   private constructor(client: MongoClient, db: Db) {
     this.#client = client;
@@ -68,6 +70,7 @@ export class MongoStore implements DocumentStore {
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 10_000 });
     await client.connect();
     const store = new MongoStore(client, client.db());
+    store.#ferret = 'ferretdbVersion' in (await client.db('admin').command({ buildInfo: 1 }));
     store.#changes = await options.changes?.({
       changed: (collection) => store.#caches.get(collection)?.invalidate(),
       resync: () => {
@@ -80,7 +83,7 @@ export class MongoStore implements DocumentStore {
   collection<T extends Doc = Doc>(name: string): Collection<T> {
     const cache = this.#caches.get(name);
     const changes = this.#changes;
-    return new MongoCollection<T>(this.#db.collection(name) as unknown as DriverCollection<T>, cache && changes && { cache, changes });
+    return new MongoCollection<T>(this.#db.collection(name) as unknown as DriverCollection<T>, cache && changes && { cache, changes }, this.#ferret);
   }
 
   /**
@@ -167,9 +170,12 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   /** For a read-mostly collection: this replica's answers, and the channel to the others. */
   readonly #cached: { cache: ReplicaCache; changes: StoreChanges } | undefined;
 
-  constructor(collection: DriverCollection<T>, cached?: { cache: ReplicaCache; changes: StoreChanges }) {
+  readonly #ferret: boolean;
+
+  constructor(collection: DriverCollection<T>, cached: { cache: ReplicaCache; changes: StoreChanges } | undefined, ferret: boolean) {
     this.#c = collection;
     this.#cached = cached;
+    this.#ferret = ferret;
   }
 
   get #name() {
@@ -196,7 +202,10 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     const hit = key === undefined ? undefined : cache!.answers.get<T>(key);
     if (hit) return hit;
     const generation = cache?.generation;
-    const docs = (await this.#c.find(filter as never, findOptions(options)).toArray()) as T[];
+    const ids = this.#ferret ? idsOf(filter, options) : undefined;
+    const docs = ids
+      ? (await Promise.all(ids.map((_id) => this.#c.find({ ...filter, _id } as never, findOptions(options)).toArray()))).flat() as T[]
+      : ((await this.#c.find(filter as never, findOptions(options)).toArray()) as T[]);
     // Not kept if a write (here or on another replica) came while it was read: it may predate it.
     if (key !== undefined && cache!.generation === generation) cache!.answers.set(key, docs);
     return docs;
@@ -266,6 +275,22 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   async aggregate<R = Doc>(pipeline: Record<string, unknown>[]): Promise<R[]> {
     return (await this.#c.aggregate(pipeline).toArray()) as R[];
   }
+}
+
+/**
+ * On FerretDB 1.24, the ids of a find by `{_id: {$in: ids}}` (and other fields) with no sort, skip
+ * or limit, to be read one by one: FerretDB pushes only equality down to PostgreSQL, so the `$in`
+ * read every document of the collection into FerretDB (a contact turn's check of its events' ids
+ * read all events: the cost grew with the collection), while each `{_id}` is one index lookup
+ * (scripts/stack/ferretdb-id-index.ts). MongoDB itself gets the `$in`.
+ */
+function idsOf(filter: Filter, options: FindOptions = {}): unknown[] | undefined {
+  const id = filter._id;
+  if (options.sort || options.skip || options.limit || typeof id !== 'object' || id === null) return undefined;
+  const keys = Object.keys(id);
+  const list = (id as { $in?: unknown }).$in;
+  if (keys.length !== 1 || !Array.isArray(list) || list.length > 100 || list.some((v) => typeof v !== 'string')) return undefined;
+  return [...new Set(list)];
 }
 
 function result(r: { matchedCount: number; modifiedCount: number; upsertedId?: unknown }): UpdateResult {

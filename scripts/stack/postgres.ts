@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { indexFerretIds } from './ferretdb-id-index.ts';
 import type { ProcessSpec } from './processes.ts';
 
 const run = promisify(execFile);
@@ -13,7 +14,8 @@ const run = promisify(execFile);
  * PostgreSQL's durable defaults (fsync, synchronous commit), so a crash of any process keeps what
  * FerretDB acknowledged. PostgreSQL refuses to run as root: as root it runs in a user namespace
  * where it is an ordinary user (its files stay root's on the host, so a test's directory is
- * removed as usual and no parent directory needs opening up).
+ * removed as usual and no parent directory needs opening up). Ready once it accepts connections
+ * and indexes FerretDB's ids (ferretdb-id-index.ts).
  */
 export async function postgresSpec(binDir: string, dataDir: string, port: number): Promise<ProcessSpec & { url: string }> {
   const [command, ...prefix] = [...asNonRoot(), join(binDir, 'postgres')];
@@ -27,8 +29,15 @@ export async function postgresSpec(binDir: string, dataDir: string, port: number
     name: 'postgres',
     command,
     // Warnings and errors only: PostgreSQL logs every start, checkpoint and shutdown otherwise.
-    args: [...prefix, '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'log_min_messages=warning'],
-    ready: () => waitForPostgres(binDir, port),
+    args: [...prefix, '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'log_min_messages=warning',
+      // FerretDB's statements name the field as a parameter (`_jsonb->$1 @> $2`): only a plan made
+      // for the values can use an index (ferretdb-id-index.ts), and PostgreSQL would switch a
+      // statement run five times to a generic plan, a table scan.
+      '-c', 'plan_cache_mode=force_custom_plan'],
+    ready: async () => {
+      await waitForPostgres(binDir, port);
+      await indexFerretIds(binDir, port);
+    },
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
   };
 }

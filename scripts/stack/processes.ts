@@ -53,7 +53,12 @@ export class Supervisor {
       ),
     );
     died.catch(() => {});
-    await Promise.race([spec.ready(), died]);
+    try {
+      await Promise.race([spec.ready(), died]);
+    } catch (err) {
+      // The log's end says why; a caller that removes the directory (a benchmark) loses the file.
+      throw new Error(`${spec.name}: ${(err as Error).message}\nlast lines of its log:\n${tailOf(join(this.logDir, `${spec.name}.log`))}`);
+    }
   }
 
   /** SIGKILL: a crash, not a shutdown. */
@@ -111,6 +116,14 @@ export class Supervisor {
     } else {
       await exited;
     }
+  }
+}
+
+function tailOf(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
   }
 }
 

@@ -18,6 +18,8 @@ export interface StackOptions {
   mongodbUrl?: string;
   /** api replicas, each behind its own sidecar, sharing one app id (default 1). */
   apiReplicas?: number;
+  /** mailer replicas, each behind its own sidecar, sharing one app id and so one consumer group (default 1). */
+  mailerReplicas?: number;
   /** More apps behind their own sidecars on the same runtime (tests host probe actors this way). */
   extraApps?: { name: string; appId: string; entry: string }[];
   logLevel?: string;
@@ -26,11 +28,16 @@ export interface StackOptions {
 export interface Stack {
   /** The public URL of each api replica; the first is "the" API. */
   apiUrls: string[];
-  /** Where the mailer app serves /health and /metrics. */
+  /** Where the (first) mailer app serves /health and /metrics. */
   mailerUrl: string;
+  /** The same for every mailer replica; the first is `mailerUrl`. */
+  mailerUrls: string[];
   supervisor: Supervisor;
-  /** Process names, for kill/restart: `api-0`, `daprd-api-0`, `mailer`, `daprd-mailer`, … */
-  names: { api: string[]; apiSidecars: string[]; mailer: string; mailerSidecar: string };
+  /**
+   * Process names, for kill/restart: `api-0`, `daprd-api-0`, `mailer`, `daprd-mailer`, …; the
+   * mailer replicas after the first are `mailer-1`, `daprd-mailer-1`, …
+   */
+  names: { api: string[]; apiSidecars: string[]; mailer: string; mailerSidecar: string; mailers: string[]; mailerSidecars: string[] };
   /** The HTTP port of each app's sidecar, by process name of the app. */
   sidecarHttpPorts: Record<string, number>;
   mongodbUrl: string;
@@ -119,20 +126,27 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     /** One app behind one sidecar; `publicPort` is its PORT: the API, or the mailer's /health. */
     const replicas = options.apiReplicas ?? 1;
     const apiPorts = [options.port, ...(await ports(replicas - 1))];
-    const mailerPort = await freePort();
-    const apps = [
+    const mailerPorts = await ports(options.mailerReplicas ?? 1);
+    const mailerNames = mailerPorts.map((_, i) => (i === 0 ? 'mailer' : `mailer-${i}`));
+    const inboundOff = (options.env?.INBOUND_SMTP_PORT ?? process.env.INBOUND_SMTP_PORT) === '0';
+    const apps: { name: string; appId: string; entry: string; publicPort: number; readyPath?: string; env?: Record<string, string> }[] = [
       ...apiPorts.map((publicPort, i) => ({ name: `api-${i}`, appId: 'mailroom-api', entry: 'apps/api/main.ts', publicPort, readyPath: '/health' })),
-      { name: 'mailer', appId: 'mailroom-mailer', entry: 'apps/mailer/main.ts', publicPort: mailerPort, readyPath: '/health' },
+      ...mailerPorts.map((publicPort, i) => ({ name: mailerNames[i]!, appId: 'mailroom-mailer', entry: 'apps/mailer/main.ts', publicPort, readyPath: '/health' })),
       ...(await Promise.all(
         (options.extraApps ?? []).map(async (extra) => ({ ...extra, publicPort: await freePort(), readyPath: undefined })),
       )),
     ];
+    // Every mailer after the first is a pod of its own: its own DATA_DIR (the commit log is one
+    // process's record) and its own inbound SMTP port, unless the listener is off.
+    for (const app of apps.filter((a) => a.appId === 'mailroom-mailer' && a.name !== 'mailer')) {
+      app.env = { DATA_DIR: join(dir, `data-${app.name}`), ...(inboundOff ? {} : { INBOUND_SMTP_PORT: String(await freePort()) }) };
+    }
     const sidecars = new Map<string, number[]>();
     for (const app of apps) sidecars.set(app.name, await ports(5));
     const config = await writeDaprConfig(dir, apps.map((app) => ({ appId: app.appId, internalPort: sidecars.get(app.name)![3] })));
 
     const sidecarHttpPorts: Record<string, number> = {};
-    const startApp = async (name: string, appId: string, entry: string, publicPort: number, readyPath?: string) => {
+    const startApp = async (name: string, appId: string, entry: string, publicPort: number, readyPath?: string, env?: Record<string, string>) => {
       const [appPort, httpPort, grpcPort, internalPort, metricsPort] = sidecars.get(name)!;
       sidecarHttpPorts[name] = httpPort;
       const sidecar = supervisor.start({
@@ -156,29 +170,41 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         command: process.execPath,
         args: ['--import', 'tsx', entry],
         cwd: ROOT,
-        env: { ...appEnv, PORT: String(publicPort), APP_PORT: String(appPort), DAPR_HTTP_PORT: String(httpPort), DAPR_GRPC_PORT: String(grpcPort) },
+        env: { ...appEnv, ...env, PORT: String(publicPort), APP_PORT: String(appPort), DAPR_HTTP_PORT: String(httpPort), DAPR_GRPC_PORT: String(grpcPort) },
         // The sidecar is healthy once it reached the app and loaded its actors and subscriptions.
         ready: () => waitForHttp(readyPath ? `http://127.0.0.1:${publicPort}${readyPath}` : `http://127.0.0.1:${httpPort}/v1.0/healthz`),
       });
       await Promise.all([sidecar, app]);
     };
 
-    for (const app of apps) await startApp(app.name, app.appId, app.entry, app.publicPort, app.readyPath);
+    for (const app of apps) await startApp(app.name, app.appId, app.entry, app.publicPort, app.readyPath, app.env);
 
     return {
       apiUrls: apiPorts.map((p) => `http://127.0.0.1:${p}`),
-      mailerUrl: `http://127.0.0.1:${mailerPort}`,
+      mailerUrl: `http://127.0.0.1:${mailerPorts[0]}`,
+      mailerUrls: mailerPorts.map((p) => `http://127.0.0.1:${p}`),
       supervisor,
       names: {
         api: apiPorts.map((_, i) => `api-${i}`),
         apiSidecars: apiPorts.map((_, i) => `daprd-api-${i}`),
         mailer: 'mailer',
         mailerSidecar: 'daprd-mailer',
+        mailers: mailerNames,
+        mailerSidecars: mailerNames.map((name) => `daprd-${name}`),
       },
       sidecarHttpPorts,
       mongodbUrl: appEnv.MONGODB_URL,
       redisUrl: appEnv.REDIS_URL,
-      stop: () => supervisor.stopAll(),
+      // Apps, then their sidecars, then the rest, each tier at once: one by one, the sidecars'
+      // graceful shutdowns (5 s each) and the scheduler's added up past the 15 s a benchmark waits
+      // before it kills this process, which left the infrastructure running (and the scheduler's
+      // etcd locked for the next start in the same directory).
+      stop: async () => {
+        await Promise.all(apps.map((app) => supervisor.stop(app.name, 5_000)));
+        await Promise.all(apps.map((app) => supervisor.stop(`daprd-${app.name}`, 5_000)));
+        await Promise.all(supervisor.names().map((name) => supervisor.stop(name, 5_000)));
+        await supervisor.stopAll(); // nothing left to stop; forgets the exit hook
+      },
     };
   } catch (err) {
     await supervisor.stopAll();

@@ -1,0 +1,82 @@
+// Reads by id on the stack's MongoDB-wire server (FerretDB 1.24 on PostgreSQL) cost one index
+// lookup, not a pass over the collection: a campaign reads a few documents by id per email, so a
+// scan per read made its cost grow with the data (bench/results/campaign-profile.md, "Distributed").
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MongoStore } from '../../adapters/mongo/store.ts';
+import { runtimeBinaries } from '../../scripts/stack/binaries.ts';
+import { postgresSpec } from '../../scripts/stack/postgres.ts';
+import { freePort, Supervisor, waitForTcp } from '../../scripts/stack/processes.ts';
+
+const run = promisify(execFile);
+const DOCS = 2_000;
+
+describe('reads by id on FerretDB', () => {
+  let dir: string;
+  let supervisor: Supervisor;
+  let store: MongoStore;
+  /** Rows PostgreSQL has read by sequential scans of the collection's table so far. */
+  let rowsScanned: () => Promise<number>;
+
+  beforeAll(async () => {
+    const bin = runtimeBinaries();
+    dir = await mkdtemp(join(tmpdir(), 'mailroom-ferret-'));
+    supervisor = new Supervisor(dir);
+    const [pgPort, mongoPort] = [await freePort(), await freePort()];
+    const postgres = await postgresSpec(bin.postgresBin, join(dir, 'postgres'), pgPort);
+    await supervisor.start(postgres);
+    await supervisor.start({
+      name: 'ferretdb',
+      command: bin.ferretdb,
+      args: ['--listen', `127.0.0.1:${mongoPort}`, '--postgresql-url', postgres.url, '--log-level', 'error'],
+      ready: () => waitForTcp(mongoPort),
+    });
+    store = await MongoStore.connect(`mongodb://127.0.0.1:${mongoPort}/reads`);
+    await store.collection('things').insertMany(Array.from({ length: DOCS }, (_, i) => ({ _id: `thing-${i}`, n: i })));
+    rowsScanned = async () => {
+      const sql = "select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables where schemaname = 'reads' and relname like 'things%'";
+      const { stdout } = await run(join(bin.postgresBin, 'psql'), ['-At', '-h', '127.0.0.1', '-p', String(pgPort), '-U', 'postgres', '-d', 'postgres', '-c', sql]);
+      return Number(stdout.trim());
+    };
+  });
+  afterAll(async () => {
+    await store?.close();
+    await supervisor?.stopAll();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** An idle backend reports its statistics within 10 s (PGSTAT_IDLE_INTERVAL): wait for them. */
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 11_000));
+  const scannedBy = async (reads: () => Promise<unknown>) => {
+    await settled();
+    const before = await rowsScanned();
+    await reads();
+    await settled();
+    return (await rowsScanned()) - before;
+  };
+
+  it('a read of one document by id scans no table', async () => {
+    const things = store.collection<{ _id: string; n: number }>('things');
+    const found: unknown[] = [];
+    // One after another: the same statement again and again on FerretDB's connections.
+    const scanned = await scannedBy(async () => {
+      for (let i = 0; i < 40; i++) found.push(await things.findOne({ _id: `thing-${i * 47}` }));
+    });
+    expect(found.map((d) => (d as { n: number }).n)).toEqual(Array.from({ length: 40 }, (_, i) => i * 47));
+    expect(scanned).toBeLessThan(DOCS);
+  });
+
+  it('a read of a few documents by their ids finds each once and scans no table', async () => {
+    const things = store.collection<{ _id: string; n: number }>('things');
+    let found: { _id: string; n: number }[] = [];
+    const scanned = await scannedBy(async () => {
+      found = await things.find({ _id: { $in: ['thing-5', 'thing-1999', 'thing-5', 'nothing'] } }, { projection: { n: 1 } });
+    });
+    expect(found.map((d) => d.n).sort((a, b) => a - b)).toEqual([5, 1999]);
+    expect(scanned).toBeLessThan(DOCS);
+  });
+});
