@@ -3,19 +3,8 @@ import { AUDIENCE_TYPES, CAMPAIGN_STATUSES } from '../../actors/campaign/states.
 import { emailSchema } from '../contacts/schema.ts';
 import { LIMITS } from '../limits.ts';
 import { conditionInput } from '../segments/schema.ts';
-import { addressSchema, MAX_BODY_BYTES, MAX_DESCRIPTION, MAX_FROM_NAME, MAX_NAME, MAX_SUBJECT } from '../templates/schema.ts';
+import { addressSchema, bodySchema, descriptionSchema, fromNameSchema, nameSchema, subjectSchema } from '../templates/schema.ts';
 
-const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
-const oneLine = (s: string) => !LINE_BREAK.test(s);
-
-const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
-const subjectSchema = z.string().trim().min(1, 'Subject is required').max(MAX_SUBJECT).refine(oneLine, 'Subject must be one line (no line breaks)');
-const bodySchema = z
-  .string()
-  .refine((s) => s.trim() !== '', 'Body is required')
-  .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_BODY_BYTES, `Body must be at most ${MAX_BODY_BYTES} bytes (512 KB of UTF-8)`)
-  .describe('HTML; supports {{variable}}');
-const fromNameSchema = z.string().trim().min(1).max(MAX_FROM_NAME).refine(oneLine, 'fromName must be one line (no line breaks)');
 const audienceTypeSchema = z.enum(AUDIENCE_TYPES);
 const segmentIdSchema = z.string().min(1).max(LIMITS.id);
 
@@ -26,7 +15,7 @@ export const createCampaignSchema = z.strictObject({
   body: bodySchema,
   from: addressSchema.describe('Sender address on a verified domain of the project'),
   audienceType: audienceTypeSchema,
-  description: z.string().max(MAX_DESCRIPTION).nullable().optional(),
+  description: descriptionSchema.nullable().optional(),
   fromName: fromNameSchema.nullable().optional(),
   replyTo: addressSchema.nullable().optional(),
   segmentId: segmentIdSchema.nullable().optional().describe('Required when audienceType is SEGMENT'),
@@ -42,7 +31,7 @@ export const updateCampaignSchema = z
     body: bodySchema.optional(),
     from: addressSchema.optional(),
     audienceType: audienceTypeSchema.optional(),
-    description: z.string().max(MAX_DESCRIPTION).nullable().optional(),
+    description: descriptionSchema.nullable().optional(),
     fromName: fromNameSchema.nullable().optional(),
     replyTo: addressSchema.nullable().optional(),
     segmentId: segmentIdSchema.nullable().optional(),

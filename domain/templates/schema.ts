@@ -33,9 +33,10 @@ export const addressSchema = z
   })
   .meta({ format: 'email', maxLength: LIMITS.email });
 
-const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
+/** A template's and a campaign's content fields: one rule each, for both. */
+export const nameSchema = z.string().trim().min(1, 'Name is required').max(MAX_NAME);
 
-const subjectSchema = z
+export const subjectSchema = z
   .string()
   .trim()
   .min(1, 'Subject is required')
@@ -43,7 +44,7 @@ const subjectSchema = z
   .refine(oneLine, 'Subject must be one line (no line breaks)')
   .describe('Supports {{variable}}; one line');
 
-const bodySchema = z
+export const bodySchema = z
   .string()
   .check((ctx) => {
     if (ctx.value.trim() === '') {
@@ -61,14 +62,14 @@ const bodySchema = z
   })
   .describe('HTML; supports {{variable}}; at most 512 KB of UTF-8');
 
-const fromNameSchema = z
+export const fromNameSchema = z
   .string()
   .trim()
   .min(1, 'fromName must not be empty; send null to clear it')
   .max(MAX_FROM_NAME)
   .refine(oneLine, 'fromName must be one line (no line breaks)');
 
-const descriptionSchema = z.string().max(MAX_DESCRIPTION);
+export const descriptionSchema = z.string().max(MAX_DESCRIPTION);
 const typeSchema = z.enum(TEMPLATE_TYPES);
 
 /** POST /templates. Absent and null optionals are both stored as null. */

@@ -245,6 +245,18 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     expect(recipients).toBe(2); // ann and bob; dan is pro but unsubscribed
     expect(await shownCount()).toBe(recipients);
     await screenshot(page, 'campaign-compose');
+    // The form checks with the API's own schema: a blank name is refused without asking the API.
+    const creates: string[] = [];
+    const onRequest = (request: { method(): string; url(): string }) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/campaigns') creates.push(request.url());
+    };
+    page.on('request', onRequest);
+    await page.getByLabel('Campaign name').fill('   ');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByText('Name is required').waitFor();
+    page.off('request', onRequest);
+    expect(creates).toEqual([]);
+    await page.getByLabel('Campaign name').fill('Spring launch');
     await page.getByRole('button', { name: 'Save draft' }).click();
     await at(/\/campaigns\/(?!new$)[^/]+$/);
     sentCampaignId = new URL(page.url()).pathname.split('/').pop()!;

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import type { AudienceType } from '../../../../actors/campaign/states.ts';
+import { createCampaignSchema, updateCampaignSchema } from '../../../../domain/campaigns/schema.ts';
 import { filterConditionSchema } from '../../../../domain/segments/schema.ts';
 import { api, errorMessage } from '../../api/client.ts';
 import { useCurrentProject } from '../../api/projects.ts';
@@ -120,13 +121,7 @@ function Composer({ campaign }: { campaign?: Campaign }) {
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const found: FieldErrors = {};
-    if (!domain) found.from = 'Choose a verified sending domain';
-    if (audienceType === 'SEGMENT' && !segmentId) found.segmentId = 'Choose a segment';
-    if (audienceType === 'FILTERED') Object.assign(found, prefixed(validate(filterConditionSchema, condition).errors, 'audienceCondition'));
-    setErrors(found);
-    if (Object.keys(found).length > 0) return;
-    save.mutate({
+    const payload = {
       name: form.get('name'),
       subject,
       body,
@@ -136,7 +131,15 @@ function Composer({ campaign }: { campaign?: Campaign }) {
       audienceType,
       ...(audienceType === 'SEGMENT' ? { segmentId } : {}),
       ...(audienceType === 'FILTERED' ? { audienceCondition: condition } : {}),
-    });
+    };
+    // The API's own schema (what it would refuse, the form refuses), then what only the form knows.
+    const found: FieldErrors = { ...validate(campaign ? updateCampaignSchema : createCampaignSchema, payload).errors };
+    if (!domain) found.from = 'Choose a verified sending domain';
+    if (audienceType === 'SEGMENT' && !segmentId) found.segmentId = 'Choose a segment';
+    if (audienceType === 'FILTERED') Object.assign(found, prefixed(validate(filterConditionSchema, condition).errors, 'audienceCondition'));
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    save.mutate(payload);
   }
 
   const title = campaign ? `Edit ${campaign.name}` : 'New campaign';
