@@ -11,7 +11,7 @@ import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommittedEmails } from './commit-log.ts';
 import type { RenderTask } from './render.ts';
-import { RenderError, SendThreadLost, SmtpError, sendPool, type Sent } from './send-pool.ts';
+import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
 import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
 
 /**
@@ -22,7 +22,7 @@ import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
  */
 export function startMailer(p: Platform): { close(): void } {
   const commits = new CommittedEmails(p.config.dataDir);
-  const sender = sendPool(p.config);
+  const sender = sendPool(p.config, (emailId) => commits.reported(emailId));
   const breaker = new CircuitBreaker((task: RenderTask) => sender.send(task), {
     timeout: 60_000,
     errorThresholdPercentage: 50,
@@ -124,7 +124,6 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
     if (err instanceof RenderError) throw err;
     // The thread's log alone knows whether the server has the message: read the logs again.
     if (err instanceof SendThreadLost) commits.reload();
-    if (err instanceof SmtpError && err.committed) commits.reported(emailId);
     const failure = smtpFailureOf(err);
     const next = failure.kind === 'soft' ? afterSoftFailure(email.softFailures, new Date(), p.config.softBounceRetryHours) : undefined;
     if (failure.kind === 'hard' || next?.kind === 'bounce') {
@@ -154,7 +153,6 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
     await sentAlone();
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
-  if (sent.committed) commits.reported(emailId);
   if (sent.kept) p.log.info({ to: sent.envelope.to.join(', '), subject: sent.subject, file: sent.kept, text: sent.text }, 'dev outbox: email kept (no SMTP_URL)');
   await finish(p, email, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
   await publishResult(p, email, 'email.delivery', { sentAt });

@@ -29,16 +29,14 @@ interface SmtpErrorFields {
 
 export type Sent = Extract<SendOutcome, { ok: true }>;
 
-/** The SMTP transaction failed: nodemailer's error fields (smtp-answers.ts reads them), and whether the server had the whole message. */
+/** The SMTP transaction failed: nodemailer's error fields, which smtp-answers.ts reads. */
 export class SmtpError extends Error {
   readonly responseCode?: number;
   readonly command?: string;
   readonly response?: string;
-  readonly committed: boolean;
-  constructor({ message, ...fields }: SmtpErrorFields, committed: boolean) {
+  constructor({ message, ...fields }: SmtpErrorFields) {
     super(message);
     Object.assign(this, fields);
-    this.committed = committed;
   }
 }
 
@@ -65,7 +63,7 @@ const SLOTS = 64;
  * signatures run on libuv's thread pool. Started on first use: a mailer that sends nothing starts
  * no thread, and idle threads do not keep the process alive.
  */
-export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>): SendPool {
+export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>, onCommitted: (emailId: string) => void): SendPool {
   const slots = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
   const threads = Math.max(1, availableParallelism() - 1);
   // The relay sees about as many connections from a mailer on many cores as from one on two.
@@ -108,9 +106,12 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>): SendPool 
       } catch (err) {
         throw new SendThreadLost(`the sending thread stopped: ${(err as Error).message}`);
       }
+      // Heard even when the caller stopped waiting (the circuit breaker's timeout): a later try
+      // of the email then knows the server has it.
+      if (outcome.ok ? outcome.committed : outcome.stage === 'smtp' && outcome.committed) onCommitted(task.email._id);
       if (outcome.ok) return outcome;
       if (outcome.stage === 'render') throw new RenderError(outcome.error.message);
-      throw new SmtpError(outcome.error, outcome.committed);
+      throw new SmtpError(outcome.error);
     },
     async close() {
       const closing = pool;
