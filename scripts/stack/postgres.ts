@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { indexFerretIds } from './ferretdb-id-index.ts';
-import type { ProcessSpec } from './processes.ts';
+import { waitForTcp, type ProcessSpec } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -59,4 +59,14 @@ async function waitForPostgres(binDir: string, port: number, timeoutMs = 60_000)
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/** FerretDB serving the MongoDB wire protocol on `port`, over the PostgreSQL at `postgresUrl`. */
+export function ferretdbSpec(binary: string, port: number, postgresUrl: string): ProcessSpec {
+  return {
+    name: 'ferretdb',
+    command: binary,
+    args: ['--listen', `127.0.0.1:${port}`, '--postgresql-url', postgresUrl, '--log-level', 'error'],
+    ready: () => waitForTcp(port),
+  };
 }

@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runtimeBinaries } from './binaries.ts';
-import { postgresSpec } from './postgres.ts';
+import { ferretdbSpec, postgresSpec } from './postgres.ts';
 import { freePort, Supervisor, waitForHttp, waitForTcp } from './processes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -104,12 +104,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const [postgresPort, mongoPort] = await ports(2);
       const postgres = await postgresSpec(bin.postgresBin, join(dir, 'postgres'), postgresPort);
       await supervisor.start(postgres);
-      await supervisor.start({
-        name: 'ferretdb',
-        command: bin.ferretdb,
-        args: ['--listen', `127.0.0.1:${mongoPort}`, '--postgresql-url', postgres.url, '--log-level', 'error'],
-        ready: () => waitForTcp(mongoPort),
-      });
+      await supervisor.start(ferretdbSpec(bin.ferretdb, mongoPort, postgres.url));
       options.mongodbUrl = `mongodb://127.0.0.1:${mongoPort}/mailroom`;
     }
 

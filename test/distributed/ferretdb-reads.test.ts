@@ -9,8 +9,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoStore } from '../../adapters/mongo/store.ts';
 import { runtimeBinaries } from '../../scripts/stack/binaries.ts';
-import { postgresSpec } from '../../scripts/stack/postgres.ts';
-import { freePort, Supervisor, waitForTcp } from '../../scripts/stack/processes.ts';
+import { ferretdbSpec, postgresSpec } from '../../scripts/stack/postgres.ts';
+import { freePort, Supervisor } from '../../scripts/stack/processes.ts';
 
 const run = promisify(execFile);
 const DOCS = 2_000;
@@ -29,12 +29,7 @@ describe('reads by id on FerretDB', () => {
     const [pgPort, mongoPort] = [await freePort(), await freePort()];
     const postgres = await postgresSpec(bin.postgresBin, join(dir, 'postgres'), pgPort);
     await supervisor.start(postgres);
-    await supervisor.start({
-      name: 'ferretdb',
-      command: bin.ferretdb,
-      args: ['--listen', `127.0.0.1:${mongoPort}`, '--postgresql-url', postgres.url, '--log-level', 'error'],
-      ready: () => waitForTcp(mongoPort),
-    });
+    await supervisor.start(ferretdbSpec(bin.ferretdb, mongoPort, postgres.url));
     store = await MongoStore.connect(`mongodb://127.0.0.1:${mongoPort}/reads`);
     await store.collection('things').insertMany(Array.from({ length: DOCS }, (_, i) => ({ _id: `thing-${i}`, n: i })));
     rowsScanned = async () => {
