@@ -299,7 +299,7 @@ export class EmbeddedPubSub implements PubSub {
   }
 }
 
-/** Published records kept in memory for their first delivery, at most (some 10 MB of small messages). */
+/** Published records kept in memory for their first delivery, at most: a campaign's in-flight window (a few MB). */
 const FRESH_RECORDS = 2_000;
 
 function errorMessage(err: unknown): string {
