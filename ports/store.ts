@@ -39,6 +39,13 @@ export interface UpdateResult {
 }
 
 /** Thrown when a write would give two documents the same `_id` or the same unique-index key. */
+/** The ids of a condition `{$in: [ids]}` on `_id` when it is only that, with string ids; undefined for any other. */
+export function idList(condition: unknown): string[] | undefined {
+  if (typeof condition !== 'object' || condition === null || Object.keys(condition).length !== 1) return undefined;
+  const list = (condition as { $in?: unknown }).$in;
+  return Array.isArray(list) && list.every((id) => typeof id === 'string') ? list : undefined;
+}
+
 export class DuplicateKeyError extends Error {
   readonly collection: string;
   readonly key: string;

@@ -5,6 +5,7 @@
 import { MongoClient, MongoServerError, type Collection as DriverCollection, type Db } from 'mongodb';
 import {
   DuplicateKeyError,
+  idList,
   type Collection,
   type Doc,
   type DocumentStore,
@@ -284,13 +285,10 @@ class MongoCollection<T extends Doc> implements Collection<T> {
  * read all events: the cost grew with the collection), while each `{_id}` is one index lookup
  * (scripts/stack/ferretdb-id-index.ts). MongoDB itself gets the `$in`.
  */
-function idsOf(filter: Filter, options: FindOptions = {}): unknown[] | undefined {
-  const id = filter._id;
-  if (options.sort || options.skip || options.limit || typeof id !== 'object' || id === null) return undefined;
-  const keys = Object.keys(id);
-  const list = (id as { $in?: unknown }).$in;
-  if (keys.length !== 1 || !Array.isArray(list) || list.length > 100 || list.some((v) => typeof v !== 'string')) return undefined;
-  return [...new Set(list)];
+function idsOf(filter: Filter, options: FindOptions = {}): string[] | undefined {
+  if (options.sort || options.skip || options.limit) return undefined;
+  const list = idList(filter._id);
+  return list && list.length <= 100 ? [...new Set(list)] : undefined;
 }
 
 function result(r: { matchedCount: number; modifiedCount: number; upsertedId?: unknown }): UpdateResult {

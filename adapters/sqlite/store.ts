@@ -22,6 +22,7 @@ import * as queryOperatorModule from 'mingo/operators/query';
 import { Query as MingoQuery } from 'mingo/query';
 import {
   DuplicateKeyError,
+  idList,
   type Collection,
   type Doc,
   type DocumentStore,
@@ -431,10 +432,10 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   async deleteMany(filter: Filter): Promise<number> {
     const table = this.#table();
-    const ids = filter._id as { $in?: unknown[] } | undefined;
-    if (Object.keys(filter).length === 1 && isPlainObject(ids) && Object.keys(ids).length === 1 && Array.isArray(ids.$in) && ids.$in.every((id) => typeof id === 'string')) {
+    const ids = Object.keys(filter).length === 1 ? idList(filter._id) : undefined;
+    if (ids) {
       // By ids (the queue's delivered messages): one statement, no document read first.
-      const list = JSON.stringify(ids.$in);
+      const list = JSON.stringify(ids);
       return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`).run(list).changes));
     }
     return this.#write(table, () => this.#delete(table, this.#find(table, filter, {})));
