@@ -370,7 +370,17 @@ describe('event webhooks across a restart', () => {
     const before = receiver.hits.length;
     await instance.restart();
 
-    const hit = await eventually(async () => receiver.hits.slice(before).find((h) => h.path === hook.path), WAIT, 'the delivery after the restart');
+    const hit = await eventually(
+      async () => {
+        const arrived = receiver.hits.slice(before).find((h) => h.path === hook.path);
+        if (arrived) return arrived;
+        // Not yet: a timeout then says where the delivery stood (a CI run once timed out here).
+        const [delivery] = (await project.api.get(`/webhooks/${hook.id}/deliveries`)).body.data.items;
+        throw new Error(`the delivery after the restart is ${JSON.stringify(delivery)}`);
+      },
+      WAIT,
+      'the delivery after the restart',
+    );
     expect(hit.headers['webhook-id']).toBe(id);
     verified(hit, hook.secret);
     await eventually(async () => {
