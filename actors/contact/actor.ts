@@ -3,7 +3,7 @@ import { contacts, eventKey, toContact, type ContactDoc } from '../../domain/con
 import { recordDataTypes } from '../../domain/contacts/data-types.ts';
 import type { Contact, SimpleValue } from '../../domain/contacts/schema.ts';
 import { AppError } from '../../domain/errors.ts';
-import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage } from '../../domain/events/collection.ts';
+import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage, type RecordedEvents } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
 import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
 import { applyPresence, isMembershipEventName, membershipChanges, trackedSegments } from '../../domain/segments/membership.ts';
@@ -202,7 +202,7 @@ async function perform(
       createdAt: event.createdAt,
     }),
   );
-  await p.pubsub.publishMany(EVENTS_TOPIC, messages);
+  if (messages.length > 0) await p.pubsub.publish<RecordedEvents>(EVENTS_TOPIC, { events: messages });
   return recorded.map((e) => e._id);
 }
 

@@ -1,7 +1,10 @@
 import type { Doc, DocumentStore } from '../../ports/store.ts';
 import type { SimpleValue } from '../contacts/schema.ts';
 
-/** Published after an event is recorded; workflows start and waiting executions resume on it. */
+/**
+ * Published after events are recorded, one message per contact turn (`RecordedEvents`);
+ * workflows start and waiting executions resume on it.
+ */
 export const EVENTS_TOPIC = 'events.recorded';
 
 export interface EventDoc extends Doc {
@@ -23,6 +26,18 @@ export interface EventMessage {
   system: boolean;
   createdAt: string;
 }
+
+/**
+ * A message of `events.recorded`: the events one contact turn recorded, in their order. One
+ * message for them all: an email's `email.sent` and `email.delivery` were two queue records and
+ * two handler runs each (bench/results/campaign-profile.md).
+ */
+export interface RecordedEvents {
+  events: EventMessage[];
+}
+
+/** The events a message carries; one published before they were grouped (still queued after an upgrade) is one event. */
+export const eventsIn = (message: RecordedEvents | EventMessage): EventMessage[] => ('events' in message ? message.events : [message]);
 
 export const events = (store: DocumentStore) => store.collection<EventDoc>('events');
 

@@ -1,14 +1,15 @@
-// Everything a recorded event sets off, in one subscription (the pub/sub takes one per topic in a
-// process): workflows first, then event webhooks. Both are idempotent, so a redelivery after a
-// failure in either repeats nothing that was done.
+// Everything a contact turn's recorded events set off, in one subscription (the pub/sub takes one
+// per topic in a process): workflows first, then event webhooks. Both are idempotent, so a
+// redelivery after a failure in either repeats nothing that was done.
 import type { Platform } from '../../runtime/platform.ts';
 import { deliverEvent } from '../webhooks/deliveries.ts';
-import { onEventRecorded } from '../workflows/triggers.ts';
-import { EVENTS_TOPIC, type EventMessage } from './collection.ts';
+import { onEventsRecorded } from '../workflows/triggers.ts';
+import { EVENTS_TOPIC, eventsIn, type EventMessage, type RecordedEvents } from './collection.ts';
 
 export function startRecordedEventHandlers(p: Platform): void {
-  p.pubsub.subscribe<EventMessage>(EVENTS_TOPIC, async (event) => {
-    await onEventRecorded(p, event);
-    await deliverEvent(p, event);
+  p.pubsub.subscribe<RecordedEvents | EventMessage>(EVENTS_TOPIC, async (message) => {
+    const recorded = eventsIn(message);
+    await onEventsRecorded(p, recorded);
+    for (const event of recorded) await deliverEvent(p, event);
   });
 }

@@ -1,6 +1,7 @@
 // How recorded events drive workflows: every event (tracked or system) published on
 // `events.recorded` (domain/events/recorded.ts) first resumes the contact's executions waiting for it, then starts every
-// enabled workflow of the project whose `eventName` it is.
+// enabled workflow of the project whose `eventName` it is. The events of one contact turn (an
+// email's `email.sent` and its outcome) come together and are taken in their order.
 import { createHash } from 'node:crypto';
 import { executionActorClient } from '../../actors/workflow-execution/client.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
@@ -17,18 +18,24 @@ export function executionIdFor(workflowId: string, eventId: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-export async function onEventRecorded(p: Platform, event: EventMessage): Promise<void> {
-  // Waiting executions first: an execution this event starts never counts it as the one it awaits.
+/** The events of one contact turn, in their order. */
+export async function onEventsRecorded(p: Platform, recorded: EventMessage[]): Promise<void> {
+  if (recorded.length === 0) return;
+  // Waiting executions first, one query for the turn (index {contactId, status}): an execution
+  // one of these events starts never counts it, or another event of the same turn, as awaited.
+  const names = [...new Set(recorded.map((e) => e.name))];
   const waiting = await workflowExecutions(p.store).find(
-    { contactId: event.contactId, status: 'WAITING', waitingFor: event.name },
-    { projection: { _id: 1 } },
+    { contactId: recorded[0].contactId, status: 'WAITING', waitingFor: names.length === 1 ? names[0] : { $in: names } },
+    { projection: { _id: 1, waitingFor: 1 } },
   );
-  for (const { _id } of waiting) {
-    await executionActorClient(p, _id).event({ eventId: event.eventId, name: event.name, createdAt: event.createdAt });
-  }
-  const matching = await workflows(p.store).find({ projectId: event.projectId, eventName: event.name, enabled: true });
-  for (const workflow of matching) {
-    if (!workflow.deleting) await enter(p, workflow, event);
+  for (const event of recorded) {
+    for (const { _id } of waiting.filter((e) => e.waitingFor === event.name)) {
+      await executionActorClient(p, _id).event({ eventId: event.eventId, name: event.name, createdAt: event.createdAt });
+    }
+    const matching = await workflows(p.store).find({ projectId: event.projectId, eventName: event.name, enabled: true });
+    for (const workflow of matching) {
+      if (!workflow.deleting) await enter(p, workflow, event);
+    }
   }
 }
 

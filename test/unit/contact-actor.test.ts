@@ -6,7 +6,7 @@ import { contactActor } from '../../actors/contact/actor.ts';
 import { contactActorClient } from '../../actors/contact/client.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
-import { events } from '../../domain/events/collection.ts';
+import { events, eventsIn, EVENTS_TOPIC, type RecordedEvents } from '../../domain/events/collection.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
 
@@ -72,4 +72,39 @@ it('a contact written before versions existed takes a turn on a copy, and gets a
 
   expect(contact?.data).toEqual({ a: 1, b: 2 });
   expect(await contacts(p.store).findOne({ _id: 'c1' })).toMatchObject({ data: { a: 1, b: 2 }, version: 2 });
+});
+
+// An email's `email.sent` and its outcome are recorded in one turn; they reach workflows and
+// webhooks as one `events.recorded` message (one queue record and one handler run, not two).
+it("a turn's recorded events are published as one message, in their order", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
+  const store = await openStore(dir);
+  const p = embeddedPlatform(store);
+  p.actors.register(contactActor(p));
+  const messages: unknown[] = [];
+  p.pubsub.subscribe(EVENTS_TOPIC, async (message) => void messages.push(message));
+  await p.actors.start();
+  await p.pubsub.start();
+  cleanups.push(async () => {
+    await p.pubsub.stop();
+    await p.actors.stop();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
+
+  await contactActorClient(p, id).recordSystemEvents([
+    { name: 'email.sent', data: { emailId: 'm1' }, eventId: 'm1:email.sent', at: '2026-01-01T00:00:00.000Z' },
+    { name: 'email.delivery', data: { emailId: 'm1' }, eventId: 'm1:email.delivery' },
+  ]);
+
+  await expect.poll(() => messages.length).toBe(1);
+  const [message] = messages as RecordedEvents[];
+  expect(message.events.map((e) => [e.eventId, e.name, e.contactId])).toEqual([
+    ['m1:email.sent', 'email.sent', id],
+    ['m1:email.delivery', 'email.delivery', id],
+  ]);
+  // A message of one event, as published before they were grouped, is read as a list of one.
+  expect(eventsIn(message.events[0])).toEqual([message.events[0]]);
+  expect(eventsIn(message)).toBe(message.events);
 });
