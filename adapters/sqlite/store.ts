@@ -490,6 +490,19 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       const doc = this.#byId(table, filter);
       return doc ? [fields ? project(doc, fields) : doc] : [];
     }
+    // `{_id: {$in: ids}, …}` (a contact turn's check of its event ids): the rows by key, in the
+    // general path's order, the rest of the filter decided on them.
+    const ids = !sort && !skip ? idList(filter._id) : undefined;
+    if (ids) {
+      const test = Object.keys(filter).length > 1 ? matcher(filter) : undefined;
+      const out: Doc[] = [];
+      for (const doc of this.#byIds(table, ids)) {
+        if (test && !test(doc)) continue;
+        out.push(fields ? project(doc, fields) : doc);
+        if (out.length === limit) break;
+      }
+      return out;
+    }
     const wanted = limit ? skip + limit : undefined;
     const out = [...this.#matches(table, filter, { sort, wanted, fields })];
     return skip ? out.slice(skip) : out;
@@ -618,8 +631,9 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     })) as Doc[];
   }
 
+  /** The documents of these ids, in insertion order (the order of a find without a sort). */
   *#byIds(table: Table, ids: string[]): Generator<Doc> {
-    const statement = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`);
+    const statement = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid`);
     for (const row of statement.iterate(JSON.stringify(ids)) as Iterable<{ doc: string }>) yield JSON.parse(row.doc) as Doc;
   }
 

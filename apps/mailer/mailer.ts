@@ -1,7 +1,7 @@
 import CircuitBreaker from 'opossum';
 import { footerSettings } from '../../domain/accounts/projects.ts';
 import { dkimSigningOf, domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
-import { returnPath as emailReturnPath, returnPathDomain } from '../../domain/inbound/return-path.ts';
+import { returnPathDomain } from '../../domain/inbound/return-path.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
@@ -99,7 +99,6 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
   const attachments = email.attachmentsId ? ((await emailAttachments(p).findOne({ _id: email.attachmentsId }))?.items ?? []) : [];
   // Whether the email gets a footer is footer.ts's to say; the settings are a cached read.
   const project = tracked && email.projectId ? await footerSettings(p, email.projectId) : null;
-  const returnPath = emailReturnPath(key, email._id, returnPathDomain(check.domain, p.config.inboundHost));
   // Rendered, signed and sent on a worker thread; what the store said is all it gets.
   const task: RenderTask = {
     email,
@@ -108,7 +107,7 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
     project,
     signing: dkimSigningOf(check.domain),
     attachments,
-    returnPath,
+    bounces: { key, domain: returnPathDomain(check.domain, p.config.inboundHost) },
   };
 
   // email.sent goes with the SMTP answer (one result, one contact turn), or alone on the first

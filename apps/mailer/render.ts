@@ -1,7 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
-import { emailLinks } from '../../domain/mail/links.ts';
+import { returnPath } from '../../domain/inbound/return-path.ts';
+import { emailLinks, type LinkKey } from '../../domain/mail/links.ts';
 import type { FooterSettings } from '../../domain/mail/footer.ts';
 import type { Attachment, EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
 import { compose } from './compose.ts';
@@ -23,7 +24,8 @@ export interface RenderTask {
   /** The sending domain's key when the platform signs its mail; null when unsigned or the relay signs. */
   signing: DkimSigning | null;
   attachments: Attachment[];
-  returnPath?: string;
+  /** Where its bounces go: the envelope sender is made here (its MAC too, off the event loop). */
+  bounces?: { key: LinkKey; domain: string };
 }
 
 /** The message as it goes on the wire (CRLF), and what the dev outbox logs of it. */
@@ -39,7 +41,8 @@ export interface Rendered {
 export async function renderEmail(task: RenderTask): Promise<Rendered> {
   const { email } = task;
   const links = task.links && email.contactId ? emailLinks(task.links.publicUrl, task.links.key, email._id, email.contactId) : undefined;
-  const message = buildMessage(email, compose(email, task.content, links, task.project), task.signing, links, task.attachments, task.returnPath);
+  const envelopeFrom = task.bounces && returnPath(task.bounces.key, email._id, task.bounces.domain);
+  const message = buildMessage(email, compose(email, task.content, links, task.project), task.signing, links, task.attachments, envelopeFrom);
   const compiled = await compileMessage(message);
   return { ...compiled, subject: message.subject as string, ...(typeof message.text === 'string' ? { text: message.text } : {}) };
 }

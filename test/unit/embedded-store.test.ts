@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DatabaseSync } from 'node:sqlite';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
 import { openStore } from '../harness/store.ts';
-import { DuplicateKeyError, type Collection, type Doc, type Filter, type Update } from '../../ports/store.ts';
+import { DuplicateKeyError, type Collection, type Doc, type Filter, type FindOptions, type Update } from '../../ports/store.ts';
 
 type Contact = Doc & {
   projectId: string;
@@ -332,6 +332,26 @@ describe('unique indexes', () => {
     }
     expect(await contacts.findOneAndUpdate({ _id: 'a', status: { $in: ['QUEUED'] } }, { $inc: { age: 1 } })).toBeNull();
     expect((await contacts.findOneAndUpdate({ _id: 'a', status: { $in: ['SENDING'] } }, { $inc: { age: 1 } }))?.age).toBe(4);
+  });
+
+  it('finds a list of ids, with further conditions, projection and limit, as mingo does and in insertion order', async () => {
+    await contacts.updateOne({ _id: 'a' }, { $set: { tags: ['x', 'y'], age: 3 } });
+    const all = await contacts.find({});
+    const cases: [Filter, FindOptions][] = [
+      [{ _id: { $in: ['b', 'a', 'nobody', 'b'] } }, {}],
+      [{ _id: { $in: ['b', 'a'] }, tags: 'x' }, {}],
+      [{ _id: { $in: ['b', 'a'] }, age: { $gt: 5 } }, {}],
+      [{ _id: { $in: ['b', 'a'] } }, { limit: 1 }],
+      [{ _id: { $in: ['b', 'a'] } }, { projection: { email: 1 } }],
+      [{ _id: { $in: [] } }, {}],
+    ];
+    for (const [filter, options] of cases) {
+      const expected = mingoFind(all, filter).all() as Doc[];
+      const wanted = (options.limit ? expected.slice(0, options.limit) : expected).map((d) => d._id);
+      const found = await contacts.find(filter, options);
+      expect(found.map((d) => d._id), JSON.stringify([filter, options])).toEqual(wanted);
+      if (options.projection) expect(Object.keys(found[0]).sort()).toEqual(['_id', 'email']);
+    }
   });
 
   it('keeps a unique index across a reopen and refuses an index the data violates', async () => {
