@@ -110,12 +110,6 @@ async function perform(p: Platform, ctx: Ctx, state: CampaignState | undefined, 
 }
 
 /**
- * At start-up, wakes every campaign that is sending or scheduled. Its reminder should do that,
- * but a reminder is one record in one runtime; this makes a restart resume a send regardless
- * (seen on Dapr: a reminder pending while the app and its sidecar restarted together was not
- * delivered). A wake the campaign does not need changes nothing.
- */
-/**
  * The campaign's emails not sent yet (QUEUED or SENDING), counted before each batch. Two counts of
  * equalities, not one with `status: {$in}`: MongoDB serves either from {projectId, sourceId,
  * status}, but FerretDB pushes down only equalities, and with `$in` read every email of the
@@ -129,6 +123,12 @@ async function emailsInFlight(p: Platform, projectId: string, campaignId: string
   return queued + (await emails(p).countDocuments({ projectId, sourceId: campaignId, status: 'SENDING' }));
 }
 
+/**
+ * At start-up, wakes every campaign that is sending or scheduled. Its reminder should do that,
+ * but a reminder is one record in one runtime; this makes a restart resume a send regardless
+ * (seen on Dapr: a reminder pending while the app and its sidecar restarted together was not
+ * delivered). A wake the campaign does not need changes nothing.
+ */
 export async function resumeCampaigns(p: Platform): Promise<void> {
   const waiting = await campaigns(p.store).find({ status: { $in: ['SENDING', 'SCHEDULED'] } }, { projection: { _id: 1 } });
   for (const { _id } of waiting) {
