@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { boot, createLogger, type Running } from './boot.ts';
 import { loadConfig } from './config.ts';
 import { embeddedAdapters } from './embedded.ts';
@@ -19,20 +20,51 @@ export async function main(role: 'api' | 'mailer'): Promise<Running> {
   const roles = distributed ? { api: role === 'api', mailer: role === 'mailer' } : { api: true, mailer: true };
   const running = await boot(config, adapters, roles, log);
 
+  closeOnSignals(() => running.close(), log);
+  return running;
+}
+
+/**
+ * How long a shutdown may take before the process exits anyway. Nothing is lost by it: what was
+ * accepted is durable, and a restart resumes what was under way. (An app whose Dapr sidecar had
+ * gone never finished closing, and ignored SIGTERM until it was killed.)
+ */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * SIGINT or SIGTERM closes the process and exits 0 (1 if closing failed); a close still running
+ * after `deadlineMs`, or a second signal, exits 1 at once.
+ */
+export function closeOnSignals(
+  close: () => Promise<void>,
+  log: Pick<Logger, 'info' | 'error'>,
+  { deadlineMs = SHUTDOWN_DEADLINE_MS, on = (signal: NodeJS.Signals, listener: () => void) => void process.on(signal, listener), exit = (code: number) => process.exit(code) } = {},
+): void {
   let closing = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (closing) return;
+    on(signal, () => {
+      if (closing) {
+        log.error({ signal }, 'a second signal while shutting down: exiting now');
+        exit(1);
+        return;
+      }
       closing = true;
       log.info({ signal }, 'shutting down');
-      running.close().then(
-        () => process.exit(0),
+      const deadline = setTimeout(() => {
+        log.error({ deadlineMs }, 'shutdown did not finish in time: exiting');
+        exit(1);
+      }, deadlineMs);
+      close().then(
+        () => {
+          clearTimeout(deadline);
+          exit(0);
+        },
         (err) => {
+          clearTimeout(deadline);
           log.error({ err }, 'shutdown failed');
-          process.exit(1);
+          exit(1);
         },
       );
     });
   }
-  return running;
 }
