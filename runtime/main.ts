@@ -38,7 +38,11 @@ export const SHUTDOWN_DEADLINE_MS = 10_000;
 export function closeOnSignals(
   close: () => Promise<void>,
   log: Pick<Logger, 'info' | 'error'>,
-  { deadlineMs = SHUTDOWN_DEADLINE_MS, on = (signal: NodeJS.Signals, listener: () => void) => void process.on(signal, listener), exit = (code: number) => process.exit(code) } = {},
+  {
+    deadlineMs = SHUTDOWN_DEADLINE_MS,
+    on = (signal: NodeJS.Signals, listener: () => void): void => void process.on(signal, listener),
+    exit = (code: number): void => process.exit(code),
+  }: { deadlineMs?: number; on?: (signal: NodeJS.Signals, listener: () => void) => void; exit?: (code: number) => void } = {},
 ): void {
   let closing = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
