@@ -62,6 +62,12 @@ export interface Collection<T extends Doc = Doc> {
   insertOne(doc: T): Promise<void>;
   /** Inserts in order; stops at the first duplicate and throws DuplicateKeyError. */
   insertMany(docs: T[]): Promise<void>;
+  /**
+   * Inserts each document whose `_id` is not taken and answers the ids it inserted (records with
+   * given ids, where one already there is a repeat). A duplicate on another unique index still
+   * throws DuplicateKeyError. Not atomic as a whole.
+   */
+  insertNew(docs: T[]): Promise<string[]>;
   findOne(filter: Filter, options?: FindOptions): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   countDocuments(filter: Filter): Promise<number>;

@@ -11,7 +11,7 @@ import { segments, type SegmentDoc } from '../../domain/segments/collection.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { decide, type ContactCommand, type ContactState, type Decision, type SystemEvent } from './behaviour.ts';
+import { decide, systemRecorded, type ContactCommand, type ContactState, type Decision, type SystemEvent } from './behaviour.ts';
 
 export const CONTACT_ACTOR = 'ContactActor';
 
@@ -37,13 +37,10 @@ export interface KnownContact {
 
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}, known?: KnownContact): Promise<ContactResult> => {
+    // Several system events (an email's result) take a path of their own, in two writes.
+    if (command.kind === 'recordSystemEvents') return recordSystemEvents(p, ctx, command.events, new Date());
     // A system event with a given id that is recorded already: this is a redelivery, do nothing;
-    // the same for a tracked event marked `once` (the retry of a call a crash cut off). Of several
-    // system events, the ones recorded already are left out.
-    if (command.kind === 'recordSystemEvents') {
-      command = { ...command, events: await unrecorded(p, command.events) };
-      if (command.events.length === 0) return { contact: toContact({ _id: ctx.id, ...(await load(p, ctx.id)).state }), eventIds: [] };
-    }
+    // the same for a tracked event marked `once` (the retry of a call a crash cut off).
     const givenId = command.kind === 'recordSystemEvent' ? command.eventId : command.kind === 'track' && command.event?.once ? command.event.id : undefined;
     if (givenId && (await eventsOf(p.store).findOne({ _id: givenId }, { projection: { _id: 1 } }))) {
       return { contact: toContact({ _id: ctx.id, ...(await load(p, ctx.id)).state }), eventIds: [] };
@@ -61,13 +58,9 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
     }
     const { state } = basis.known;
     const { decision } = basis;
-    // Segment membership (trackMembership): the changed contact against its project's tracked
-    // DYNAMIC segments, in this turn. A membership event itself does not evaluate again.
+    // A membership event itself does not evaluate membership again.
     const membershipEvent = command.kind === 'recordSystemEvent' && isMembershipEventName(command.name);
-    if (decision.state && decision.effects.length > 0 && !membershipEvent) {
-      const tracked = (await trackedSegments(p.store, state.projectId).catch(() => [])).filter((s) => s.type === 'DYNAMIC');
-      await syncMembership(p, ctx, now, tracked);
-    }
+    if (decision.state && decision.effects.length > 0 && !membershipEvent) await syncTracked(p, ctx, state.projectId, now);
     return { contact: decision.state ? toContact({ _id: ctx.id, ...decision.state }) : null, eventIds };
   };
 
@@ -89,14 +82,6 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       },
     },
   };
-}
-
-/** The events of a list not recorded yet (by their given ids; one without an id always is). */
-async function unrecorded(p: Platform, events: SystemEvent[]): Promise<SystemEvent[]> {
-  const ids = events.flatMap((e) => (e.eventId ? [e.eventId] : []));
-  if (ids.length === 0) return events;
-  const found = new Set((await eventsOf(p.store).find({ _id: { $in: ids } }, { projection: { _id: 1 } })).map((e) => e._id));
-  return events.filter((e) => !e.eventId || !found.has(e.eventId));
 }
 
 /**
@@ -165,17 +150,10 @@ async function perform(
         system: event.system,
         createdAt: when,
       });
-      const key = `eventStats.${eventKey(event.name)}`;
-      const inc = (update.$inc ??= {});
-      inc[`${key}.count`] = ((inc[`${key}.count`] as number | undefined) ?? 0) + 1;
-      const min = (update.$min ??= {});
-      const max = (update.$max ??= {});
-      // Two of one name in a turn: the earlier is `first`, the later `last`.
-      if (!min[`${key}.first`] || when < (min[`${key}.first`] as string)) min[`${key}.first`] = when;
-      if (!max[`${key}.last`] || when > (max[`${key}.last`] as string)) max[`${key}.last`] = when;
     }
   }
   if (!decision.state) return [];
+  countEvents(update, recorded);
 
   if (Object.keys(update).length > 0) {
     (update.$inc ??= {}).version = 1;
@@ -190,6 +168,28 @@ async function perform(
     await recordDataTypes(p.store, before.projectId, decision.state.data);
   }
 
+  await publishRecorded(p, recorded, transient);
+  return recorded.map((e) => e._id);
+}
+
+/** Adds `events` to the contact's `eventStats` in `update`: a count, the first and the last time, per name. */
+function countEvents(update: Record<string, Record<string, unknown>>, events: EventDoc[], by = 1): void {
+  for (const { name, createdAt: when } of events) {
+    const key = `eventStats.${eventKey(name)}`;
+    const inc = (update.$inc ??= {});
+    inc[`${key}.count`] = ((inc[`${key}.count`] as number | undefined) ?? 0) + by;
+    if (by < 0) continue; // a count taken back leaves the times: they were the same events'
+    const min = (update.$min ??= {});
+    const max = (update.$max ??= {});
+    // Two of one name in a turn: the earlier is `first`, the later `last`.
+    if (!min[`${key}.first`] || when < (min[`${key}.first`] as string)) min[`${key}.first`] = when;
+    if (!max[`${key}.last`] || when > (max[`${key}.last`] as string)) max[`${key}.last`] = when;
+  }
+}
+
+/** One `events.recorded` message for the events a turn recorded. */
+async function publishRecorded(p: Platform, recorded: EventDoc[], transient: Record<string, SimpleValue>): Promise<void> {
+  if (recorded.length === 0) return;
   const messages = recorded.map(
     (event): EventMessage => ({
       projectId: event.projectId,
@@ -202,8 +202,45 @@ async function perform(
       createdAt: event.createdAt,
     }),
   );
-  if (messages.length > 0) await p.pubsub.publish<RecordedEvents>(EVENTS_TOPIC, { events: messages });
-  return recorded.map((e) => e._id);
+  await p.pubsub.publish<RecordedEvents>(EVENTS_TOPIC, { events: messages });
+}
+
+/**
+ * An email's `email.sent` and outcome (results.ts), a campaign's commonest turn, in two writes where
+ * the general path makes four (a read of the event ids, a read of the contact, the update, the
+ * insert): system events only add to the contact's counts, which `$inc`, `$min` and `$max` do on
+ * any version of it, so the update needs neither a read nor a version check. It comes first (a
+ * deleted contact records nothing, as in the general path); then the events are inserted where
+ * their ids are new. A repeat (a redelivered result) finds them there: their counts are taken
+ * back, and they are not published again. Without a transaction (distributed mode) a crash
+ * between the two writes leaves the counts one over, as the general path's does.
+ */
+async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], now: Date): Promise<ContactResult> {
+  const at = now.toISOString();
+  const recorded = systemRecorded(events).map((e) => ({ ...e, _id: e.id ?? newId(), createdAt: e.at ?? at }));
+  const update: Record<string, Record<string, unknown>> = {};
+  countEvents(update, recorded as EventDoc[]);
+  (update.$inc ??= {}).version = 1;
+  const after = await contacts(p.store).findOneAndUpdate({ _id: ctx.id }, update, { returnDocument: 'after' });
+  if (!after) throw new AppError('NOT_FOUND', 'Contact not found');
+  const docs = recorded.map(({ _id, name, data, createdAt }): EventDoc => ({ _id, projectId: after.projectId, contactId: ctx.id, name, data, system: true, createdAt }));
+  const inserted = new Set(await eventsOf(p.store).insertNew(docs));
+  const repeats = docs.filter((doc) => !inserted.has(doc._id));
+  if (repeats.length > 0) {
+    const takeBack: Record<string, Record<string, unknown>> = {};
+    countEvents(takeBack, repeats, -1);
+    await contacts(p.store).updateOne({ _id: ctx.id }, takeBack);
+  }
+  const fresh = docs.filter((doc) => inserted.has(doc._id));
+  await publishRecorded(p, fresh, {});
+  if (fresh.length > 0) await syncTracked(p, ctx, after.projectId, now);
+  return { contact: toContact(after), eventIds: fresh.map((doc) => doc._id) };
+}
+
+/** Segment membership (trackMembership): the changed contact against its project's tracked DYNAMIC segments, in this turn. */
+async function syncTracked(p: Platform, ctx: Ctx, projectId: string, now: Date): Promise<void> {
+  const tracked = (await trackedSegments(p.store, projectId).catch(() => [])).filter((s) => s.type === 'DYNAMIC');
+  await syncMembership(p, ctx, now, tracked);
 }
 
 /**

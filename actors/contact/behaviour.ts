@@ -88,9 +88,7 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
   let next = state;
 
   if (command.kind === 'recordSystemEvent' || command.kind === 'recordSystemEvents') {
-    for (const e of command.kind === 'recordSystemEvents' ? command.events : [command]) {
-      events.push({ ...(e.eventId ? { id: e.eventId } : {}), name: e.name, data: e.data ?? {}, system: true, ...('at' in e && e.at ? { at: e.at } : {}) });
-    }
+    events.push(...systemRecorded(command.kind === 'recordSystemEvents' ? command.events : [command]));
   } else {
     const email = command.kind === 'patch' && command.email !== undefined ? command.email : state.email;
     const subscribed = command.subscribed ?? state.subscribed;
@@ -115,6 +113,11 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
       ...events.map((event): ContactEffect => ({ kind: 'recordEvent', event })),
     ],
   };
+}
+
+/** System events as they are recorded: with their given id and time, when they have them. */
+export function systemRecorded(events: (SystemEvent | Omit<SystemEvent, 'at'>)[]): RecordedEvent[] {
+  return events.map((e) => ({ ...(e.eventId ? { id: e.eventId } : {}), name: e.name, data: e.data ?? {}, system: true, ...('at' in e && e.at ? { at: e.at } : {}) }));
 }
 
 function pickSimple(data: ContactData): Record<string, SimpleValue> {

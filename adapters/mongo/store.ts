@@ -2,7 +2,7 @@
  * The distributed DocumentStore: the official MongoDB driver, nearly one to one with the port.
  * Tested against FerretDB (PostgreSQL backend); production points MONGODB_URL at MongoDB.
  */
-import { MongoClient, MongoServerError, type Collection as DriverCollection, type Db } from 'mongodb';
+import { MongoBulkWriteError, MongoClient, MongoServerError, type Collection as DriverCollection, type Db } from 'mongodb';
 import {
   DuplicateKeyError,
   idList,
@@ -190,6 +190,24 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   async insertMany(docs: T[]): Promise<void> {
     if (docs.length === 0) return;
     await this.#write(() => mapDuplicate(this.#name, () => this.#c.insertMany(docs as never[], { ordered: true })));
+  }
+
+  async insertNew(docs: T[]): Promise<string[]> {
+    if (docs.length === 0) return [];
+    const failed = new Set<number>();
+    try {
+      await this.#write(() => this.#c.insertMany(docs as never[], { ordered: false }));
+    } catch (err) {
+      const errors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
+      if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+      for (const e of errors) failed.add(e.index);
+      // A duplicate whose _id is free was refused by another unique index: that one is an error.
+      const ids = [...failed].map((i) => docs[i]._id);
+      const taken = new Set((await this.#c.find({ _id: { $in: ids } } as never, { projection: { _id: 1 } }).toArray()).map((d) => d._id as string));
+      const other = ids.find((id) => !taken.has(id));
+      if (other !== undefined) throw new DuplicateKeyError(this.#name, JSON.stringify({ _id: other }));
+    }
+    return docs.filter((_, i) => !failed.has(i)).map((doc) => doc._id);
   }
 
   async findOne(filter: Filter, options?: FindOptions): Promise<T | null> {

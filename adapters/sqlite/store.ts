@@ -267,6 +267,12 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     if (failure) throw failure;
   }
 
+  async insertNew(docs: T[]): Promise<string[]> {
+    const table = this.#table();
+    const stored = docs.map((doc) => toStored(doc));
+    return this.#write(table, () => stored.filter((one) => this.#insert(table, one, { unlessTaken: true })).map((one) => one.doc._id));
+  }
+
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
     return (await this.find(filter, { ...options, limit: 1 }))[0] ?? null;
   }
@@ -637,13 +643,15 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     for (const row of statement.iterate(JSON.stringify(ids)) as Iterable<{ doc: string }>) yield JSON.parse(row.doc) as Doc;
   }
 
-  #insert(table: Table, stored: Stored): void {
+  /** Inserts the document; with `unlessTaken`, a taken `_id` inserts nothing (false) instead of throwing. */
+  #insert(table: Table, stored: Stored, { unlessTaken = false } = {}): boolean {
     const id = requireId(stored.doc);
     checkIndexedFields(table, stored.doc);
     const values: SqlValue[] = [];
     for (const field of table.columns.keys()) values.push(columnValue(stored.doc, table.indexPaths.get(field)!));
     try {
-      this.#db.statement(table.insertSql).run(id, stored.json, mayHoldArrays(stored.json), ...values);
+      const sql = unlessTaken ? `${table.insertSql} ON CONFLICT (id) DO NOTHING` : table.insertSql;
+      return this.#db.statement(sql).run(id, stored.json, mayHoldArrays(stored.json), ...values).changes > 0;
     } catch (err) {
       throw duplicateKey(table.name, err) ?? err;
     }

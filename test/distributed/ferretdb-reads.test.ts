@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoStore } from '../../adapters/mongo/store.ts';
+import { DuplicateKeyError } from '../../ports/store.ts';
 import { runtimeBinaries } from '../../scripts/stack/binaries.ts';
 import { ferretdbSpec, postgresSpec } from '../../scripts/stack/postgres.ts';
 import { freePort, Supervisor } from '../../scripts/stack/processes.ts';
@@ -73,5 +74,16 @@ describe('reads by id on FerretDB', () => {
     });
     expect(found.map((d) => d.n).sort((a, b) => a - b)).toEqual([5, 1999]);
     expect(scanned).toBeLessThan(DOCS);
+  });
+
+  // insertNew (a contact turn's events, given ids) on the same server: an id there already is skipped.
+  it('insertNew inserts the documents whose ids are free, and still refuses a duplicate on another unique index', async () => {
+    const marks = store.collection<{ _id: string; k: string }>('marks');
+    await store.ensureIndexes('marks', [{ keys: { k: 1 }, unique: true }]);
+    expect(await marks.insertNew([{ _id: 'a', k: 'a' }, { _id: 'b', k: 'b' }])).toEqual(['a', 'b']);
+    expect(await marks.insertNew([{ _id: 'a', k: 'x' }, { _id: 'c', k: 'c' }, { _id: 'b', k: 'y' }])).toEqual(['c']);
+    expect((await marks.find({})).map((d) => [d._id, d.k]).sort()).toEqual([['a', 'a'], ['b', 'b'], ['c', 'c']]);
+    await expect(marks.insertNew([{ _id: 'd', k: 'a' }])).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect(await marks.insertNew([])).toEqual([]);
   });
 });

@@ -108,3 +108,51 @@ it("a turn's recorded events are published as one message, in their order", asyn
   expect(eventsIn(message.events[0])).toEqual([message.events[0]]);
   expect(eventsIn(message)).toBe(message.events);
 });
+
+// An email's result comes again after a crash or a redelivery: recorded once, counted once, and
+// not published again. (Its two writes are an update that adds to the counts, then an insert of
+// the events where their ids are new; a repeat takes its counts back.)
+it("an email's result recorded twice is recorded, counted and published once", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
+  const store = await openStore(dir);
+  const p = embeddedPlatform(store);
+  p.actors.register(contactActor(p));
+  const messages: RecordedEvents[] = [];
+  p.pubsub.subscribe(EVENTS_TOPIC, async (message) => void messages.push(message as RecordedEvents));
+  await p.actors.start();
+  await p.pubsub.start();
+  cleanups.push(async () => {
+    await p.pubsub.stop();
+    await p.actors.stop();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
+  const result = [
+    { name: 'email.sent', data: { emailId: 'm1' }, eventId: 'm1:email.sent', at: '2026-01-01T00:00:00.000Z' },
+    { name: 'email.delivery', data: { emailId: 'm1' }, eventId: 'm1:email.delivery', at: '2026-01-01T00:00:01.000Z' },
+  ];
+
+  const first = await contactActorClient(p, id).recordSystemEvents(result);
+  // Half of it recorded already (a crash between two results of one email), then all of it.
+  const second = await contactActorClient(p, id).recordSystemEvents([result[1], { name: 'email.open', data: { emailId: 'm1' }, eventId: 'm1:email.open' }]);
+  const third = await contactActorClient(p, id).recordSystemEvents(result);
+
+  expect(first.eventIds).toEqual(['m1:email.sent', 'm1:email.delivery']);
+  expect(second.eventIds).toEqual(['m1:email.open']);
+  expect(third.eventIds).toEqual([]);
+  expect(third.contact).toMatchObject({ id, email: 'ada@example.com' });
+  const stats = (await contacts(p.store).findOne({ _id: id }))!.eventStats!;
+  expect(stats['email%2Esent']).toEqual({ count: 1, first: '2026-01-01T00:00:00.000Z', last: '2026-01-01T00:00:00.000Z' });
+  expect(stats['email%2Edelivery']).toEqual({ count: 1, first: '2026-01-01T00:00:01.000Z', last: '2026-01-01T00:00:01.000Z' });
+  expect(stats['email%2Eopen'].count).toBe(1);
+  expect((await events(p.store).find({ contactId: id })).map((e) => e._id).sort()).toEqual(['m1:email.delivery', 'm1:email.open', 'm1:email.sent']);
+  await expect.poll(() => messages.length).toBe(2);
+  expect(messages.map((m) => m.events.map((e) => e.eventId))).toEqual([['m1:email.sent', 'm1:email.delivery'], ['m1:email.open']]);
+});
+
+it('a result for a contact deleted meanwhile records nothing', async () => {
+  const p = await platform();
+  await expect(contactActorClient(p, 'nobody').recordSystemEvents([{ name: 'email.sent', eventId: 'm2:email.sent' }])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  expect(await events(p.store).countDocuments({})).toBe(0);
+});

@@ -334,6 +334,16 @@ describe('unique indexes', () => {
     expect((await contacts.findOneAndUpdate({ _id: 'a', status: { $in: ['SENDING'] } }, { $inc: { age: 1 } }))?.age).toBe(4);
   });
 
+  it('insertNew inserts the documents whose ids are free, and still refuses a duplicate on another unique index', async () => {
+    const marks = store.collection<{ _id: string; k: string }>('marks');
+    await store.ensureIndexes('marks', [{ keys: { k: 1 }, unique: true }]);
+    expect(await marks.insertNew([{ _id: 'a', k: 'a' }, { _id: 'b', k: 'b' }])).toEqual(['a', 'b']);
+    expect(await marks.insertNew([{ _id: 'a', k: 'x' }, { _id: 'c', k: 'c' }, { _id: 'b', k: 'y' }])).toEqual(['c']);
+    expect((await marks.find({})).map((d) => [d._id, d.k])).toEqual([['a', 'a'], ['b', 'b'], ['c', 'c']]);
+    await expect(marks.insertNew([{ _id: 'd', k: 'a' }])).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect(await marks.insertNew([])).toEqual([]);
+  });
+
   it('finds a list of ids, with further conditions, projection and limit, as mingo does and in insertion order', async () => {
     await contacts.updateOne({ _id: 'a' }, { $set: { tags: ['x', 'y'], age: 3 } });
     const all = await contacts.find({});
