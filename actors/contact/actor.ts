@@ -173,7 +173,7 @@ async function perform(
 }
 
 /** Adds `events` to the contact's `eventStats` in `update`: a count, the first and the last time, per name. */
-function countEvents(update: Record<string, Record<string, unknown>>, events: EventDoc[], by = 1): void {
+function countEvents(update: Record<string, Record<string, unknown>>, events: Pick<EventDoc, 'name' | 'createdAt'>[], by = 1): void {
   for (const { name, createdAt: when } of events) {
     const key = `eventStats.${eventKey(name)}`;
     const inc = (update.$inc ??= {});
@@ -212,14 +212,16 @@ async function publishRecorded(p: Platform, recorded: EventDoc[], transient: Rec
  * any version of it, so the update needs neither a read nor a version check. It comes first (a
  * deleted contact records nothing, as in the general path); then the events are inserted where
  * their ids are new. A repeat (a redelivered result) finds them there: their counts are taken
- * back, and they are not published again. Without a transaction (distributed mode) a crash
- * between the two writes leaves the counts one over, as the general path's does.
+ * back, and they are not published again (their times need no taking back when the events carry
+ * them, `at`, as results.ts's do: a repeat then moves no `first` or `last`). Without a transaction
+ * (distributed mode) a crash between the two writes leaves the counts one over, as the general
+ * path's does.
  */
 async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], now: Date): Promise<ContactResult> {
   const at = now.toISOString();
   const recorded = systemRecorded(events).map((e) => ({ ...e, _id: e.id ?? newId(), createdAt: e.at ?? at }));
   const update: Record<string, Record<string, unknown>> = {};
-  countEvents(update, recorded as EventDoc[]);
+  countEvents(update, recorded);
   (update.$inc ??= {}).version = 1;
   const after = await contacts(p.store).findOneAndUpdate({ _id: ctx.id }, update, { returnDocument: 'after' });
   if (!after) throw new AppError('NOT_FOUND', 'Contact not found');

@@ -96,7 +96,8 @@ export function startEmailResults(p: Platform): void {
       // First the list (idempotent): a redelivery after a crash between the two still suppresses.
       if (known) await suppressRecipient(p, result, known);
       const outcome = { name: result.event, data: eventData(result), eventId: `${result.emailId}:${result.event}` };
-      if (sent) await contact.recordSystemEvents([sent, outcome]);
+      // With its time, the answer's: a repeat of the pair then changes none of the contact's times.
+      if (sent) await contact.recordSystemEvents([sent, { ...outcome, at: result.at }]);
       else await contact.recordSystemEvent(outcome.name, outcome.data, outcome.eventId);
       // Soft bounces are counted once this one is recorded: of several at once, the last recorded
       // sees them all (a redelivery counts the same).
