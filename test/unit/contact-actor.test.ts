@@ -15,13 +15,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function platform(): Promise<Platform> {
+/** A platform with the contact actor; with `heard`, the `events.recorded` messages are collected there. */
+async function platform(heard?: RecordedEvents[]): Promise<Platform> {
   const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
   const store = await openStore(dir);
   const p = embeddedPlatform(store);
   p.actors.register(contactActor(p));
+  if (heard) p.pubsub.subscribe<RecordedEvents>(EVENTS_TOPIC, async (message) => void heard.push(message));
   await p.actors.start();
+  await p.pubsub.start();
   cleanups.push(async () => {
+    await p.pubsub.stop();
     await p.actors.stop();
     await store.close();
     await rm(dir, { recursive: true, force: true });
@@ -77,20 +81,8 @@ it('a contact written before versions existed takes a turn on a copy, and gets a
 // An email's `email.sent` and its outcome are recorded in one turn; they reach workflows and
 // webhooks as one `events.recorded` message (one queue record and one handler run, not two).
 it("a turn's recorded events are published as one message, in their order", async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
-  const store = await openStore(dir);
-  const p = embeddedPlatform(store);
-  p.actors.register(contactActor(p));
-  const messages: unknown[] = [];
-  p.pubsub.subscribe(EVENTS_TOPIC, async (message) => void messages.push(message));
-  await p.actors.start();
-  await p.pubsub.start();
-  cleanups.push(async () => {
-    await p.pubsub.stop();
-    await p.actors.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const messages: RecordedEvents[] = [];
+  const p = await platform(messages);
   const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
 
   await contactActorClient(p, id).recordSystemEvents([
@@ -99,7 +91,7 @@ it("a turn's recorded events are published as one message, in their order", asyn
   ]);
 
   await expect.poll(() => messages.length).toBe(1);
-  const [message] = messages as RecordedEvents[];
+  const [message] = messages;
   expect(message.events.map((e) => [e.eventId, e.name, e.contactId])).toEqual([
     ['m1:email.sent', 'email.sent', id],
     ['m1:email.delivery', 'email.delivery', id],
@@ -113,20 +105,8 @@ it("a turn's recorded events are published as one message, in their order", asyn
 // not published again. (Its two writes are an update that adds to the counts, then an insert of
 // the events where their ids are new; a repeat takes its counts back.)
 it("an email's result recorded twice is recorded, counted and published once", async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
-  const store = await openStore(dir);
-  const p = embeddedPlatform(store);
-  p.actors.register(contactActor(p));
   const messages: RecordedEvents[] = [];
-  p.pubsub.subscribe(EVENTS_TOPIC, async (message) => void messages.push(message as RecordedEvents));
-  await p.actors.start();
-  await p.pubsub.start();
-  cleanups.push(async () => {
-    await p.pubsub.stop();
-    await p.actors.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const p = await platform(messages);
   const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
   const result = [
     { name: 'email.sent', data: { emailId: 'm1' }, eventId: 'm1:email.sent', at: '2026-01-01T00:00:00.000Z' },
