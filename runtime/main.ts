@@ -33,7 +33,8 @@ export const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
  * SIGINT or SIGTERM closes the process and exits 0 (1 if closing failed); a close still running
- * after `deadlineMs`, or a second signal, exits 1 at once.
+ * after `deadlineMs` exits 1. A second signal changes nothing: Ctrl-C under `npm start` reaches
+ * the process twice (from the terminal, and forwarded by npm).
  */
 export function closeOnSignals(
   close: () => Promise<void>,
@@ -47,11 +48,7 @@ export function closeOnSignals(
   let closing = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     on(signal, () => {
-      if (closing) {
-        log.error({ signal }, 'a second signal while shutting down: exiting now');
-        exit(1);
-        return;
-      }
+      if (closing) return;
       closing = true;
       log.info({ signal }, 'shutting down');
       const deadline = setTimeout(() => {
