@@ -212,10 +212,11 @@ async function publishRecorded(p: Platform, recorded: EventDoc[], transient: Rec
  * any version of it, so the update needs neither a read nor a version check. It comes first (a
  * deleted contact records nothing, as in the general path); then the events are inserted where
  * their ids are new. A repeat (a redelivered result) finds them there: their counts are taken
- * back, and they are not published again (their times need no taking back when the events carry
- * them, `at`, as results.ts's do: a repeat then moves no `first` or `last`). Without a transaction
- * (distributed mode) a crash between the two writes leaves the counts one over, as the general
- * path's does.
+ * back (their times need none when the events carry them, `at`, as results.ts's do), and they are
+ * published again: a crash after the insert and before the publish (distributed mode, no
+ * transaction) then loses no workflow or webhook, and the handlers do nothing twice (an execution
+ * takes no event from before its wait). A crash between the two writes leaves the counts one
+ * over, as the general path's does.
  */
 async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], now: Date): Promise<ContactResult> {
   const at = now.toISOString();
@@ -233,8 +234,8 @@ async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], 
     countEvents(takeBack, repeats, -1);
     await contacts(p.store).updateOne({ _id: ctx.id }, takeBack);
   }
+  await publishRecorded(p, docs, {});
   const fresh = docs.filter((doc) => inserted.has(doc._id));
-  await publishRecorded(p, fresh, {});
   if (fresh.length > 0) await syncTracked(p, ctx, after.projectId, now);
   return { contact: toContact(after), eventIds: fresh.map((doc) => doc._id) };
 }
