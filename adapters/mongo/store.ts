@@ -203,7 +203,7 @@ class MongoCollection<T extends Doc> implements Collection<T> {
       for (const e of errors) failed.add(e.index);
       // A duplicate whose _id is free was refused by another unique index: that one is an error.
       const ids = [...failed].map((i) => docs[i]._id);
-      const taken = new Set((await this.#c.find({ _id: { $in: ids } } as never, { projection: { _id: 1 } }).toArray()).map((d) => d._id as string));
+      const taken = new Set((await this.find({ _id: { $in: ids } }, { projection: { _id: 1 } })).map((d) => d._id));
       const other = ids.find((id) => !taken.has(id));
       if (other !== undefined) throw new DuplicateKeyError(this.#name, JSON.stringify({ _id: other }));
     }
