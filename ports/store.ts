@@ -38,7 +38,6 @@ export interface UpdateResult {
   upsertedId?: string;
 }
 
-/** Thrown when a write would give two documents the same `_id` or the same unique-index key. */
 /** The ids of a condition `{$in: [ids]}` on `_id` when it is only that, with string ids; undefined for any other. */
 export function idList(condition: unknown): string[] | undefined {
   if (typeof condition !== 'object' || condition === null || Object.keys(condition).length !== 1) return undefined;
@@ -46,6 +45,7 @@ export function idList(condition: unknown): string[] | undefined {
   return Array.isArray(list) && list.every((id) => typeof id === 'string') ? list : undefined;
 }
 
+/** Thrown when a write would give two documents the same `_id` or the same unique-index key. */
 export class DuplicateKeyError extends Error {
   readonly collection: string;
   readonly key: string;
