@@ -215,6 +215,12 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     expect(template.status, JSON.stringify(template.body)).toBe(201);
     await page.getByRole('navigation', { name: 'Project screens' }).getByRole('link', { name: 'Campaigns' }).click();
     await page.getByText('No campaigns yet').waitFor();
+    // The domains answer late (as on a slow link): a template picked meanwhile must still bring its sender.
+    const lateDomains = '**/domains/project/**';
+    await page.route(lateDomains, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
     await page.getByRole('link', { name: 'New campaign' }).click();
     await page.getByRole('heading', { name: 'New campaign' }).waitFor();
     await page.getByLabel('Campaign name').fill('Spring launch');
@@ -225,6 +231,7 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     expect(await page.getByLabel('Sender name (optional)').inputValue()).toBe('Shop');
     expect(await page.getByLabel('From address').inputValue()).toBe('news');
     expect(await page.getByLabel('Sending domain').inputValue()).toBe(domain.domain);
+    await page.unroute(lateDomains);
     await expect.poll(() => page.getByRole('textbox', { name: 'HTML body' }).textContent()).toBe('<p>Hello {{name ?? friend}}, spring is here.</p>');
 
     // The audience: everyone first (subscribed only), then a filter built with the segment builder.

@@ -182,7 +182,8 @@ function Composer({ campaign }: { campaign?: Campaign }) {
               </p>
             )
           )}
-          {templates.data && templates.data.templates.length > 0 && (
+          {/* Offered once the domains are known: a template's sender is copied only on a verified domain. */}
+          {templates.data && templates.data.templates.length > 0 && !domains.isPending && (
             <div className="field">
               <label htmlFor="campaign-template">Start from a template (copies its subject and body)</label>
               <select id="campaign-template" defaultValue="" onChange={(e) => applyTemplate(e.target.value)}>
