@@ -3,7 +3,7 @@ import { compile } from 'html-to-text';
 import juice from 'juice';
 import { footerFor, withFooter, type FooterSettings } from '../../domain/mail/footer.ts';
 import type { EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
-import { escapeHtml, parseTemplate, renderTemplate, templateScope, type TemplateTag } from '../../domain/templates/render.ts';
+import { escapeHtml, parseTemplate, renderTemplate, tagText, templateScope, type TemplateSegment, type TemplateTag } from '../../domain/templates/render.ts';
 
 export interface Links {
   unsubscribeUrl: string;
@@ -37,10 +37,10 @@ export function compose(email: EmailDoc, content: EmailContent, links: Links | u
     manageUrl: links.manageUrl,
   });
   const subject = renderTemplate(content.subject, scope, 'text');
-  const rendered = renderInlined(content.html, scope);
+  const { html: rendered, text: bodyText } = renderBody(content.html, scope);
   const ownPages = [links.unsubscribeUrl, links.subscribeUrl, links.manageUrl];
   const footer = footerFor(email.kind, project, email.vars?.locale, links, rendered);
-  const { html, text } = withFooter({ html: trackLinks(rendered, links, ownPages), text: htmlToText(rendered) }, footer);
+  const { html, text } = withFooter({ html: trackLinks(rendered, links, ownPages), text: bodyText }, footer);
   return { subject, html: withPixel(html, links.openPixelUrl), text };
 }
 
@@ -65,13 +65,25 @@ let bodyBytes = 0;
 
 type InlinedBody =
   | { kind: 'seen' }
-  | { kind: 'unchecked' | 'checked'; template: string }
+  | { kind: 'unchecked'; template: string }
+  | CheckedBody
   | { kind: 'perEmail' };
 
-function renderInlined(html: string, scope: Record<string, unknown>): string {
+/** A body inlined once, and its text part once too (below): not made yet, or null when per email. */
+interface CheckedBody {
+  kind: 'checked';
+  template: string;
+  text?: TextTemplate | null;
+}
+
+/** The body rendered for one email, CSS inlined, and its plain-text part. */
+function renderBody(html: string, scope: Record<string, unknown>): { html: string; text: string } {
   const key = createHash('sha256').update(html).digest('base64');
   const body = inlinedBodies.get(key);
-  if (body?.kind === 'checked') return renderTemplate(body.template, scope, 'html');
+  if (body?.kind === 'checked') {
+    const rendered = renderTemplate(body.template, scope, 'html');
+    return { html: rendered, text: renderText(key, body, scope, rendered) };
+  }
   const perEmail = juice(renderTemplate(html, scope, 'html'));
   if (body === undefined) remember(key, { kind: 'seen' });
   else if (body.kind === 'seen') {
@@ -81,11 +93,11 @@ function renderInlined(html: string, scope: Record<string, unknown>): string {
     const same = renderTemplate(body.template, scope, 'html') === perEmail;
     remember(key, same ? { kind: 'checked', template: body.template } : { kind: 'perEmail' });
   }
-  return perEmail;
+  return { html: perEmail, text: htmlToText(perEmail) };
 }
 
 function remember(key: string, body: InlinedBody): void {
-  const sizeOf = (b: InlinedBody | undefined) => (b && 'template' in b ? b.template.length : 0);
+  const sizeOf = (b: InlinedBody | undefined) => (b && 'template' in b ? b.template.length + textSize(b) : 0);
   bodyBytes += sizeOf(body) - sizeOf(inlinedBodies.get(key));
   inlinedBodies.delete(key); // re-inserted last: the most recently changed is forgotten last
   inlinedBodies.set(key, body);
@@ -96,16 +108,22 @@ function remember(key: string, body: InlinedBody): void {
   }
 }
 
-/** The body inlined once with its tags kept, or null when it must be inlined per email. */
-export function inlineTemplate(html: string): string | null {
+/** A template's tags, each replaced by a marker no text of it holds: `<prefix><n>x`, lower case. */
+function markTags(html: string): { segments: TemplateSegment[]; tags: TemplateTag[]; prefix: string; marked: string } {
   const segments = parseTemplate(html);
   const tags = segments.filter((s): s is TemplateTag => typeof s !== 'string');
-  if (tags.length === 0) return juice(html);
   let prefix: string;
   do prefix = `mrtag${randomBytes(6).toString('hex')}x`;
-  while (html.includes(prefix));
+  while (html.toLowerCase().includes(prefix));
   let n = 0;
   const marked = segments.map((s) => (typeof s === 'string' ? s : `${prefix}${n++}x`)).join('');
+  return { segments, tags, prefix, marked };
+}
+
+/** The body inlined once with its tags kept, or null when it must be inlined per email. */
+export function inlineTemplate(html: string): string | null {
+  const { tags, prefix, marked } = markTags(html);
+  if (tags.length === 0) return juice(html);
   if (!markersOnlyInText(marked, prefix, tags)) return null;
   const inlined = juice(marked);
   // Every marker exactly once, in order: juice kept each tag where it was.
@@ -141,8 +159,86 @@ function markersOnlyInText(html: string, prefix: string, tags: TemplateTag[]): b
   return true;
 }
 
-/** Compiled once: `convert` would rebuild its selector tree for every email (~0.8 ms each). */
-const htmlToText = compile({ wordwrap: 100, selectors: [{ selector: 'img', format: 'skip' }] });
+// ---- the plain-text part, once per body --------------------------------------------------------
+
+/**
+ * html-to-text parses the whole rendered body for every email: 0.06 ms, a tenth of the sending
+ * thread's CPU per campaign email (bench/results/campaign-profile.md). So a body inlined once
+ * (above) is converted once too, each tag held by a marker, and each email puts its values where
+ * the markers came out. html-to-text passes text through as it is, but collapses whitespace and
+ * upper-cases headings: a value goes in as it is when it has nothing to collapse (not empty, no
+ * whitespace at either end, no run of it, no line break), upper-cased where its marker came out
+ * upper-cased; an email with any other value is converted the per-email way. A body whose markers
+ * do not all come out once and in order, or with a tag at the start of a link (html-to-text drops
+ * `#…` links and strips `mailto:`), is converted per email; the first email of a body is made both
+ * ways and compared, as above.
+ */
+export interface TextTemplate {
+  /** The text around the markers: one more than there are tags. */
+  parts: string[];
+  tags: TemplateTag[];
+  /** Whether each tag's marker came out upper-cased. */
+  upper: boolean[];
+  /** The first email's text was made both ways and matched. */
+  checked: boolean;
+}
+
+const textSize = (b: InlinedBody) => (b.kind === 'checked' && b.text ? b.text.parts.reduce((n, p) => n + p.length, 0) : 0);
+
+function renderText(key: string, body: CheckedBody, scope: Record<string, unknown>, rendered: string): string {
+  let text = body.text;
+  if (text === undefined) {
+    text = textTemplate(body.template);
+    remember(key, { ...body, text });
+  }
+  const filled = text ? fillText(text, scope) : undefined;
+  if (!text || filled === undefined) return htmlToText(rendered);
+  if (text.checked) return filled;
+  const perEmail = htmlToText(rendered);
+  if (filled === perEmail) text.checked = true;
+  else remember(key, { ...body, text: null });
+  return perEmail;
+}
+
+/** The text part with the email's values, or undefined when one of them is not left as it is. */
+export function fillText(text: TextTemplate, scope: Record<string, unknown>): string | undefined {
+  let out = text.parts[0];
+  for (let i = 0; i < text.tags.length; i++) {
+    const value = tagText(text.tags[i], scope);
+    if (!passesThrough(value)) return undefined;
+    out += (text.upper[i] ? value.toUpperCase() : value) + text.parts[i + 1];
+  }
+  return out;
+}
+
+/** Text html-to-text would leave as it is: not empty, whitespace only single spaces between words. */
+const passesThrough = (value: string) => value !== '' && !/^ | $| {2}|[\t\n\f\r\u200b]/.test(value);
+
+/** The text part of an (inlined) body with a place for each tag's value, or null when it must be made per email. */
+export function textTemplate(template: string): TextTemplate | null {
+  const { tags, prefix, marked } = markTags(template);
+  if (new RegExp(`\\bhref\\s*=\\s*["']?\\s*${prefix}`, 'i').test(marked)) return null;
+  const text = htmlToText(marked);
+  const parts: string[] = [];
+  const upper: boolean[] = [];
+  let last = 0;
+  for (const m of text.matchAll(new RegExp(`${prefix}(\\d+)x`, 'gi'))) {
+    if (Number(m[1]) !== parts.length || (m[0] !== m[0].toLowerCase() && m[0] !== m[0].toUpperCase())) return null;
+    upper.push(m[0] !== m[0].toLowerCase());
+    parts.push(text.slice(last, m.index));
+    last = m.index + m[0].length;
+  }
+  if (parts.length !== tags.length) return null;
+  parts.push(text.slice(last));
+  return { parts, tags, upper, checked: false };
+}
+
+/**
+ * Compiled once: `convert` would rebuild its selector tree for every email (~0.8 ms each). Lines
+ * are not hard-wrapped: a wrap point would move with the values (and mail clients wrap text to
+ * their window; a line cut at 100 characters reads broken on a phone).
+ */
+const htmlToText = compile({ wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }] });
 
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&quot;': '"', '&#39;': "'", '&#x27;': "'", '&lt;': '<', '&gt;': '>' };
 const decodeEntities = (s: string) => s.replace(/&(amp|quot|#39|#x27|lt|gt);/g, (m) => ENTITIES[m]);

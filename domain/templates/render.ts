@@ -133,11 +133,16 @@ export function renderTemplate(source: string, vars: TemplateVars, mode: RenderM
       out += segment;
       continue;
     }
-    const value = scalarText(lookup(vars, segment.name));
-    const inserted = value === undefined || value === '' ? (segment.fallback ?? '') : value;
+    const inserted = tagText(segment, vars);
     out += mode === 'html' ? escapeHtml(inserted) : singleLine(inserted);
   }
   return out;
+}
+
+/** What a tag puts in, before escaping: the variable's text, or the fallback when it is missing or empty. */
+export function tagText(tag: TemplateTag, vars: TemplateVars): string {
+  const value = scalarText(lookup(vars, tag.name));
+  return value === undefined || value === '' ? (tag.fallback ?? '') : value;
 }
 
 /**

@@ -1,7 +1,8 @@
 // A body inlined once (CSS by juice) renders exactly as inlining each rendered email would.
+import { compile } from 'html-to-text';
 import juice from 'juice';
 import { describe, expect, it } from 'vitest';
-import { compose, inlineTemplate } from '../../apps/mailer/compose.ts';
+import { compose, fillText, inlineTemplate, textTemplate } from '../../apps/mailer/compose.ts';
 import { emailLinks } from '../../domain/mail/links.ts';
 import type { EmailDoc } from '../../domain/mail/outbound.ts';
 import { renderTemplate, templateScope } from '../../domain/templates/render.ts';
@@ -75,5 +76,77 @@ describe('inlining a body once (apps/mailer/compose.ts)', () => {
     expect(again).toEqual(first);
     expect(first[1].html).toContain('O&#39;Brien &amp; &lt;Sons&gt;');
     expect(first[0].html).toMatch(/<p class="big" style="[^"]*font-size: 20px/);
+  });
+});
+
+describe('the plain-text part of a body converted once (apps/mailer/compose.ts)', () => {
+  const reference = compile({ wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }] });
+  const key = Buffer.alloc(32, 9);
+  const values: Record<string, unknown>[] = [
+    ...VALUES,
+    { name: '  spaced   out ', plan: 'a\tb', url: '#top' },
+    { name: 'two\nlines', plan: 'x\u200by', url: 'mailto:ann@shop.example' },
+    { name: 'Ann', plan: '', url: 'https://shop.example/{{name}}' },
+    { name: 'ß straße ǆ', plan: 'ﬁne', url: 'https://x.example/ü' },
+  ];
+  const email = (html: string, n: number): EmailDoc => ({
+    _id: `t${n}`,
+    projectId: 'p',
+    contactId: `c${n}`,
+    kind: 'marketing',
+    source: 'campaign',
+    to: `r${n}@x.example`,
+    from: 'news@shop.example',
+    subject: 'Hi',
+    html,
+    vars: values[n % values.length] as EmailDoc['vars'],
+    status: 'QUEUED',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
+
+  it('is made once with a place for each value, and filled it is what html-to-text makes of the rendered email', () => {
+    const fast = [
+      page('<h1>Hi {{name ?? there}},</h1><p>Your plan: <b>{{plan}}</b>.</p><p><a href="https://shop.example/{{plan}}/x">Track</a></p>'),
+      page('<h2>{{plan}}</h2><ul><li>{{plan ?? none}} item</li><li>{{name}}</li></ul><blockquote>{{name}} said</blockquote>'),
+      page('<table><tr><td>{{name}}</td><td>{{plan}}</td></tr></table><pre>  {{name}}  </pre><p>{{name}}{{plan}}</p>'),
+      page('<p>Nothing to render</p>'),
+    ];
+    const normal = [{ name: 'Ann', plan: 'pro' }, { name: `O'Brien & <Sons>`, plan: 'Zoë 🎉' }, { name: 'ß straße ǆ', plan: 'ﬁne' }];
+    for (const html of fast) {
+      const text = textTemplate(inlineTemplate(html)!);
+      expect(text, html).not.toBeNull();
+      for (const vars of [...normal, ...values]) {
+        const scope = templateScope(vars, {});
+        const filled = fillText(text!, scope);
+        // Values html-to-text would change (whitespace, empty) are left to it; every normal one fills.
+        if (normal.includes(vars as never)) expect(filled, `${html} with ${JSON.stringify(vars)}`).toBeDefined();
+        if (filled !== undefined) expect(filled, `${html} with ${JSON.stringify(vars)}`).toBe(reference(juice(renderTemplate(html, scope, 'html'))));
+      }
+    }
+    // A tag that starts a link (html-to-text drops "#…" and strips "mailto:"), or one it leaves out.
+    for (const html of [page('<p><a href="{{url}}">Go</a></p>'), page('<p><a href=" {{url}}/x">Go</a></p>'), page('<p title="{{name}}">x</p>')]) {
+      expect(textTemplate(html), html).toBeNull();
+    }
+  });
+
+  it('is what html-to-text makes of each rendered email, whatever the values and wherever the tags are', () => {
+    const bodies = [
+      page('<h1>Hi {{name ?? there}},</h1><p>Your plan: <b>{{plan}}</b>.</p><p><a href="https://shop.example/{{plan}}/x">Track</a></p>'),
+      page('<h2>{{plan}}</h2><p>{{name}}</p><ul><li>{{plan ?? none}} item</li><li>{{name}}</li></ul><blockquote>{{name}} said</blockquote>'),
+      page('<p><a href="{{url}}">{{name}}</a> and <a href="{{url ?? https://shop.example}}">shop</a></p>'),
+      page('<table><tr><td>{{name}}</td><td>{{plan}}</td></tr></table><pre>  {{name}}  </pre><p>{{name}}{{plan}}</p>'),
+      page('<h3 title="{{name}}">Plain</h3><p>No tag <img alt="{{name}}" src="https://x.example/i.png"> here</p>'),
+      page('<p>Nothing to render</p>'),
+    ];
+    for (const html of bodies) {
+      // Four rounds: first sight, inlined and checked, text made and checked, then the fast way.
+      for (let round = 0; round < 4; round++) {
+        values.forEach((_, n) => {
+          const composed = compose(email(html, n), { subject: 'Hi', html }, emailLinks('https://m.example', key, `t${n}`, `c${n}`));
+          const scope = templateScope(values[n], { id: `c${n}`, email: `r${n}@x.example` });
+          expect(composed.text, `round ${round}: ${html} with ${JSON.stringify(values[n])}`).toBe(reference(juice(renderTemplate(html, scope, 'html'))));
+        });
+      }
+    }
   });
 });
