@@ -21,6 +21,11 @@ export interface SubscribeOptions {
    * decides itself when a message is done for good.
    */
   retryForever?: boolean;
+  /**
+   * Handlers of this subscription running at once in this process, where the adapter decides that
+   * (the embedded pub/sub; its default otherwise). On Dapr the component's settings decide.
+   */
+  concurrency?: number;
 }
 
 export interface PubSub {

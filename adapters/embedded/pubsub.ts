@@ -51,7 +51,7 @@ export interface EmbeddedPubSubOptions {
   backoffMs?: number;
   /** Cap on one backoff (default 60 000). */
   maxBackoffMs?: number;
-  /** Handlers running at once, per subscription (default 32). */
+  /** Handlers running at once, per subscription, unless it asks for another number (default 32). */
   concurrency?: number;
 }
 
@@ -209,7 +209,7 @@ export class EmbeddedPubSub implements PubSub {
 
   #dispatch(lane: Lane): void {
     if (!this.#started) return;
-    while (lane.running.size < this.#concurrency) {
+    while (lane.running.size < (lane.options.concurrency ?? this.#concurrency)) {
       const id = lane.queue.takeDue();
       if (id === undefined) return;
       const delivery = runDetached(() => this.#deliver(lane, id));

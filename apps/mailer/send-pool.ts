@@ -79,8 +79,9 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>, onCommitte
       maxThreads: threads,
       idleTimeout: 30_000,
       // A task waits on its signature (libuv's thread pool) and on SMTP round trips: meanwhile the
-      // thread renders others. Enough in flight to keep the SMTP pool (transport.ts) busy.
-      concurrentTasksPerWorker: 8,
+      // thread renders others. Two per connection of the SMTP pool (transport.ts), so each has the
+      // next message ready when it is free (8 tasks on 5 connections left the CPU a sixth idle).
+      concurrentTasksPerWorker: 2 * connections,
       // Atomics.wait would hold the thread's event loop between tasks, and with it the callbacks.
       atomics: 'disabled',
       // Rendering makes much short-lived garbage: a small young generation keeps the thread's RSS

@@ -289,6 +289,24 @@ describe('EmbeddedPubSub', () => {
     expect(maxInside).toBe(3);
   });
 
+  it("runs a subscription's own `concurrency` where it asks for one, the default for the others", async () => {
+    const ps = newPubSub({ concurrency: 2 });
+    const release = gate();
+    const inside = { wide: 0, narrow: 0 };
+    const handler = (lane: keyof typeof inside) => async () => {
+      inside[lane]++;
+      await release.opened;
+    };
+    ps.subscribe('wide', handler('wide'), { concurrency: 5 });
+    ps.subscribe('narrow', handler('narrow'));
+    await ps.start();
+    for (let i = 0; i < 10; i++) await Promise.all([ps.publish('wide', i), ps.publish('narrow', i)]);
+    await waitFor(() => inside.wide === 5 && inside.narrow === 2, 10_000, 'five and two handlers running');
+    await sleep(100);
+    expect(inside).toEqual({ wide: 5, narrow: 2 });
+    release.open();
+  });
+
   it('delivers in publish order with concurrency 1', async () => {
     const ps = newPubSub({ concurrency: 1 });
     const got: number[] = [];
