@@ -3,6 +3,8 @@ import {
   CAMPAIGN_STATUSES,
   decide,
   SETTLE_CHECK_MS,
+  BATCH_DEFER_MAX_MS,
+  BATCH_DEFER_MIN_MS,
   BATCH_DEFER_MS,
   type CampaignCommand,
   type CampaignContent,
@@ -152,11 +154,21 @@ describe('campaign behaviour: decide', () => {
     expect(effects).toEqual([{ kind: 'save' }, { kind: 'checkOutcomes' }]);
   });
 
-  it('a deferred batch wakes again shortly without moving the cursor', () => {
-    const { state, effects } = decide(campaign('SENDING', { cursor: 'c1' }), { kind: 'batchDeferred' }, now);
-    expect(state?.cursor).toBe('c1');
-    expect(effects).toEqual([{ kind: 'wake', at: new Date(now.getTime() + BATCH_DEFER_MS).toISOString() }]);
-    expect(decide(campaign('CANCELLED'), { kind: 'batchDeferred' }, now).effects).toEqual([]);
+  it('a deferred batch wakes again without moving the cursor, when about one batch is left in flight', () => {
+    const deferred = { kind: 'batchDeferred', inFlight: 1_000, batchSize: 500 } as const;
+    const wakeAfter = (ms: number) => [{ kind: 'wake', at: new Date(now.getTime() + ms).toISOString() }];
+    const sending = (secondsAgo: number, recipientCount: number) =>
+      campaign('SENDING', { cursor: 'c1', recipientCount, sentAt: new Date(now.getTime() - secondsAgo * 1000).toISOString() });
+    // Nothing sent yet: no rate to go by.
+    const first = decide(sending(1, 1_000), deferred, now);
+    expect(first.state?.cursor).toBe('c1');
+    expect(first.effects).toEqual(wakeAfter(BATCH_DEFER_MS));
+    // 19,000 sent in 10 s (1,900/s): 500 more go in 263 ms.
+    expect(decide(sending(10, 20_000), deferred, now).effects).toEqual(wakeAfter(263));
+    // 72/s would take 6.9 s; 100,000/s 5 ms: within the bounds.
+    expect(decide(sending(100, 8_200), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MAX_MS));
+    expect(decide(sending(1, 101_000), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MIN_MS));
+    expect(decide(campaign('CANCELLED'), deferred, now).effects).toEqual([]);
   });
 
   it('a batch reported after a cancel changes nothing', () => {
