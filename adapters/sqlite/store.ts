@@ -32,6 +32,7 @@ import {
   type Update,
   type UpdateResult,
 } from '../../ports/store.ts';
+import { copyJson } from '../embedded/json.ts';
 import { UNDECIDED, compileFilter } from '../embedded/store-match.ts';
 import { Database, type DatabaseOptions } from './database.ts';
 import { BOOLEAN_COLUMN, SqlParams, columnSql, compileSql, fieldSql, registerRegex, isIndexValue, isScalar, jsonPathLiteral, type CompiledSql, type SqlValue } from './filter-sql.ts';
@@ -422,8 +423,9 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const outcome = await this.#updateFirst(filter, update, options.upsert ?? false);
     if (outcome.kind === 'none') return null;
     const doc = options.returnDocument === 'before' ? outcome.before : outcome.after;
-    // `after` may be the very object `before` is (nothing changed): hand out separate copies.
-    return doc ? (structuredClone(doc) as T) : null;
+    // `after` may be the very object `before` is (nothing changed): hand out separate copies
+    // (copyJson: a stored document is JSON, and structuredClone cost 1.7% of a campaign's event loop).
+    return doc ? (copyJson(doc) as T) : null;
   }
 
   async deleteOne(filter: Filter): Promise<number> {
