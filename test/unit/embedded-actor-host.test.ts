@@ -353,6 +353,22 @@ describe('EmbeddedActorHost', () => {
       expect(await host.invoke('counter', 'idle', 'inc')).toBe(42);
     });
 
+    it('keeps at most `maxIdle` idle actors, dropping the longest idle first', async () => {
+      const host = await newHost({ maxIdle: 2 });
+      await host.start();
+      for (const id of ['a', 'b', 'c']) await host.invoke('counter', id, 'inc', 1);
+      expect(host.activeActors).toBe(2);
+      // b is used again, so a and then c are the longest idle: d drops c, and a is gone already.
+      await host.invoke('counter', 'b', 'get');
+      await host.invoke('counter', 'd', 'inc', 1);
+      expect(host.activeActors).toBe(2);
+      for (const id of ['a', 'b', 'c']) await store.collection('_actor_state').updateOne({ _id: `counter/${id}` }, { $set: { 'state.n': 41 } });
+      // b kept its cached state; a and c read theirs from the store again.
+      expect(await host.invoke('counter', 'b', 'get')).toBe(1);
+      expect(await host.invoke('counter', 'a', 'get')).toBe(41);
+      expect(await host.invoke('counter', 'c', 'get')).toBe(41);
+    });
+
     it('rejects use of the context after the turn ended', async () => {
       const host = await newHost();
       let leaked: any;
