@@ -10,8 +10,9 @@
  *   npm run bench:campaign -- [same options]
  *
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
- *    pooled (5 connections), TCP_NODELAY, nodemailer's built-in DKIM signing, 32 emails in
- *    flight, the same HTML email (composed once), `--yardstick-emails` of them after a warm-up.
+ *    pooled (as many connections as the mailer's SMTP_CONNECTIONS), TCP_NODELAY, nodemailer's
+ *    built-in DKIM signing, four emails in flight per connection, the same HTML email (composed
+ *    once), `--yardstick-emails` of them after a warm-up.
  * 2. The platform, embedded, as `npm start` runs it (SMTP_URL at the sink, DNS_SERVERS at a DNS
  *    server run here, EMAIL_RATE_PER_SECOND=`--email-rate`: the limit lifted but its bookkeeping
  *    kept; CAMPAIGN_BATCH_SIZE=`--batch-size` when given). Over the public API: a verified user,
@@ -55,6 +56,7 @@ import { v7 } from 'uuid';
 import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
+import { SMTP_CONNECTIONS } from '../apps/mailer/transport.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
@@ -121,15 +123,16 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
     warmupKey: 'ydw',
     count: options.yardstickEmails,
     warmup: 200,
-    inFlight: 32,
-    poolSize: 5,
+    // As many connections as the platform's mailer keeps (transport.ts), and enough in flight to fill them.
+    inFlight: 4 * SMTP_CONNECTIONS,
+    poolSize: SMTP_CONNECTIONS,
     domain: 'yardstick.example',
     selector: 'bench',
     privateKeyPem: privateKey,
     publicUrl: 'http://127.0.0.1:3000',
   };
   const loadBefore = loadAverage();
-  console.error(`[yardstick] nodemailer pool ×5${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
+  console.error(`[yardstick] nodemailer pool ×${SMTP_CONNECTIONS}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
   const profileDir = profileRoot && join(profileRoot, 'yardstick');
   const proc = startChild('yardstick', 'bench/send-yardstick.ts', { ...process.env, BENCH_YARDSTICK: JSON.stringify(config) }, profileDir);
   const sinkBefore = processCpuSeconds(sink.proc.pid);
@@ -158,7 +161,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
   const ok =
     stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === (options.relaySigns ? 0 : stats.count);
   return {
-    name: `raw nodemailer: pool ×5, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick)`,
+    name: `raw nodemailer: pool ×${SMTP_CONNECTIONS}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick)`,
     emails: options.yardstickEmails,
     seconds,
     cpu: { sender: result.cpuSeconds, sink: sinkCpu, self: 0, others: Math.max(0, busy - result.cpuSeconds - sinkCpu), wall: seconds },
