@@ -18,6 +18,22 @@ const VALUES: Record<string, unknown>[] = [
   {},
 ];
 
+/** The n-th email of a campaign with this body, to recipient r<n> with these template values. */
+const campaignEmail = (id: string, n: number, html: string, subject: string, vars: Record<string, unknown>): EmailDoc => ({
+  _id: id,
+  projectId: 'p',
+  contactId: `c${n}`,
+  kind: 'marketing',
+  source: 'campaign',
+  to: `r${n}@x.example`,
+  from: 'news@shop.example',
+  subject,
+  html,
+  vars: vars as EmailDoc['vars'],
+  status: 'QUEUED',
+  createdAt: '2026-01-01T00:00:00.000Z',
+});
+
 describe('inlining a body once (apps/mailer/compose.ts)', () => {
   it('renders as juice on each rendered email, for tags in text, in links and with fallbacks', () => {
     const bodies = [
@@ -56,20 +72,7 @@ describe('inlining a body once (apps/mailer/compose.ts)', () => {
   it('gives every email of a repeated body the same HTML whichever way it was inlined', () => {
     const key = Buffer.alloc(32, 7);
     const html = page('<p class="big">Hi {{name ?? there}}</p><p><a class="cta" href="https://shop.example/{{plan}}">Shop</a></p>');
-    const email = (n: number): EmailDoc => ({
-      _id: `e${n}`,
-      projectId: 'p',
-      contactId: `c${n}`,
-      kind: 'marketing',
-      source: 'campaign',
-      to: `r${n}@x.example`,
-      from: 'news@shop.example',
-      subject: 'Hi {{name}}',
-      html,
-      vars: VALUES[n % VALUES.length] as EmailDoc['vars'],
-      status: 'QUEUED',
-      createdAt: '2026-01-01T00:00:00.000Z',
-    });
+    const email = (n: number) => campaignEmail(`e${n}`, n, html, 'Hi {{name}}', VALUES[n % VALUES.length]);
     // First sight: per email. Second: inlined once and checked against per email. Then inlined.
     const first = [0, 1, 2, 3, 4].map((n) => compose(email(n), { subject: 'Hi {{name}}', html }, emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
     const again = [0, 1, 2, 3, 4].map((n) => compose(email(n), { subject: 'Hi {{name}}', html }, emailLinks('https://m.example', key, `e${n}`, `c${n}`)));
@@ -89,28 +92,17 @@ describe('the plain-text part of a body converted once (apps/mailer/compose.ts)'
     { name: 'Ann', plan: '', url: 'https://shop.example/{{name}}' },
     { name: 'ß straße ǆ', plan: 'ﬁne', url: 'https://x.example/ü' },
   ];
-  const email = (html: string, n: number): EmailDoc => ({
-    _id: `t${n}`,
-    projectId: 'p',
-    contactId: `c${n}`,
-    kind: 'marketing',
-    source: 'campaign',
-    to: `r${n}@x.example`,
-    from: 'news@shop.example',
-    subject: 'Hi',
-    html,
-    vars: values[n % values.length] as EmailDoc['vars'],
-    status: 'QUEUED',
-    createdAt: '2026-01-01T00:00:00.000Z',
-  });
+  const email = (html: string, n: number) => campaignEmail(`t${n}`, n, html, 'Hi', values[n % values.length]);
+
+  /** Bodies whose text is made once: tags in text, in a heading, in the middle of a link. */
+  const fast = [
+    page('<h1>Hi {{name ?? there}},</h1><p>Your plan: <b>{{plan}}</b>.</p><p><a href="https://shop.example/{{plan}}/x">Track</a></p>'),
+    page('<h2>{{plan}}</h2><p>{{name}}</p><ul><li>{{plan ?? none}} item</li><li>{{name}}</li></ul><blockquote>{{name}} said</blockquote>'),
+    page('<table><tr><td>{{name}}</td><td>{{plan}}</td></tr></table><pre>  {{name}}  </pre><p>{{name}}{{plan}}</p>'),
+    page('<p>Nothing to render</p>'),
+  ];
 
   it('is made once with a place for each value, and filled it is what html-to-text makes of the rendered email', () => {
-    const fast = [
-      page('<h1>Hi {{name ?? there}},</h1><p>Your plan: <b>{{plan}}</b>.</p><p><a href="https://shop.example/{{plan}}/x">Track</a></p>'),
-      page('<h2>{{plan}}</h2><ul><li>{{plan ?? none}} item</li><li>{{name}}</li></ul><blockquote>{{name}} said</blockquote>'),
-      page('<table><tr><td>{{name}}</td><td>{{plan}}</td></tr></table><pre>  {{name}}  </pre><p>{{name}}{{plan}}</p>'),
-      page('<p>Nothing to render</p>'),
-    ];
     const normal = [{ name: 'Ann', plan: 'pro' }, { name: `O'Brien & <Sons>`, plan: 'Zoë 🎉' }, { name: 'ß straße ǆ', plan: 'ﬁne' }];
     for (const html of fast) {
       const text = textTemplate(inlineTemplate(html)!);
@@ -131,12 +123,9 @@ describe('the plain-text part of a body converted once (apps/mailer/compose.ts)'
 
   it('is what html-to-text makes of each rendered email, whatever the values and wherever the tags are', () => {
     const bodies = [
-      page('<h1>Hi {{name ?? there}},</h1><p>Your plan: <b>{{plan}}</b>.</p><p><a href="https://shop.example/{{plan}}/x">Track</a></p>'),
-      page('<h2>{{plan}}</h2><p>{{name}}</p><ul><li>{{plan ?? none}} item</li><li>{{name}}</li></ul><blockquote>{{name}} said</blockquote>'),
+      ...fast,
       page('<p><a href="{{url}}">{{name}}</a> and <a href="{{url ?? https://shop.example}}">shop</a></p>'),
-      page('<table><tr><td>{{name}}</td><td>{{plan}}</td></tr></table><pre>  {{name}}  </pre><p>{{name}}{{plan}}</p>'),
       page('<h3 title="{{name}}">Plain</h3><p>No tag <img alt="{{name}}" src="https://x.example/i.png"> here</p>'),
-      page('<p>Nothing to render</p>'),
     ];
     for (const html of bodies) {
       // Four rounds: first sight, inlined and checked, text made and checked, then the fast way.
