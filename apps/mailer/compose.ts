@@ -3,7 +3,7 @@ import { compile } from 'html-to-text';
 import juice from 'juice';
 import { footerFor, withFooter, type FooterSettings } from '../../domain/mail/footer.ts';
 import type { EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
-import { escapeHtml, parseTemplate, renderTemplate, tagText, templateScope, type TemplateSegment, type TemplateTag } from '../../domain/templates/render.ts';
+import { escapeHtml, parseTemplate, renderTemplate, tagText, templateScope, type TemplateTag } from '../../domain/templates/render.ts';
 
 export interface Links {
   unsubscribeUrl: string;
@@ -109,7 +109,7 @@ function remember(key: string, body: InlinedBody): void {
 }
 
 /** A template's tags, each replaced by a marker no text of it holds: `<prefix><n>x`, lower case. */
-function markTags(html: string): { segments: TemplateSegment[]; tags: TemplateTag[]; prefix: string; marked: string } {
+function markTags(html: string): { tags: TemplateTag[]; prefix: string; marked: string } {
   const segments = parseTemplate(html);
   const tags = segments.filter((s): s is TemplateTag => typeof s !== 'string');
   let prefix: string;
@@ -117,7 +117,7 @@ function markTags(html: string): { segments: TemplateSegment[]; tags: TemplateTa
   while (html.toLowerCase().includes(prefix));
   let n = 0;
   const marked = segments.map((s) => (typeof s === 'string' ? s : `${prefix}${n++}x`)).join('');
-  return { segments, tags, prefix, marked };
+  return { tags, prefix, marked };
 }
 
 /** The body inlined once with its tags kept, or null when it must be inlined per email. */
