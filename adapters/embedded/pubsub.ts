@@ -59,6 +59,8 @@ export interface EmbeddedPubSubOptions {
 interface Lane {
   handler: MessageHandler<any>;
   options: SubscribeOptions;
+  /** Its handlers running at once: its own `concurrency`, or the pub/sub's. */
+  concurrency: number;
   queue: TimerQueue;
   running: Set<Promise<void>>;
 }
@@ -99,7 +101,13 @@ export class EmbeddedPubSub implements PubSub {
     if (typeof handler !== 'function') throw new TypeError('handler must be a function');
     if (this.#started) throw new Error(`subscribe to ${topic} before start()`);
     const list = this.#lanes.get(topic) ?? [];
-    const lane: Lane = { handler: handler as MessageHandler<any>, options, queue: new TimerQueue(() => this.#dispatch(lane)), running: new Set() };
+    const lane: Lane = {
+      handler: handler as MessageHandler<any>,
+      options,
+      concurrency: positiveInt(options.concurrency, this.#concurrency, 'concurrency'),
+      queue: new TimerQueue(() => this.#dispatch(lane)),
+      running: new Set(),
+    };
     list.push(lane);
     this.#lanes.set(topic, list);
   }
@@ -209,7 +217,7 @@ export class EmbeddedPubSub implements PubSub {
 
   #dispatch(lane: Lane): void {
     if (!this.#started) return;
-    while (lane.running.size < (lane.options.concurrency ?? this.#concurrency)) {
+    while (lane.running.size < lane.concurrency) {
       const id = lane.queue.takeDue();
       if (id === undefined) return;
       const delivery = runDetached(() => this.#deliver(lane, id));

@@ -297,6 +297,10 @@ describe('EmbeddedPubSub', () => {
       inside[lane]++;
       await release.opened;
     };
+    // A number no handler could run under is refused when subscribing, not found out as a stalled queue.
+    for (const concurrency of [0, 1.5, Number.NaN]) {
+      expect(() => ps.subscribe('wide', handler('wide'), { concurrency })).toThrow('concurrency must be a positive integer');
+    }
     ps.subscribe('wide', handler('wide'), { concurrency: 5 });
     ps.subscribe('narrow', handler('narrow'));
     await ps.start();
