@@ -4,6 +4,7 @@ import { recordDataTypes } from '../../domain/contacts/data-types.ts';
 import type { Contact, SimpleValue } from '../../domain/contacts/schema.ts';
 import { AppError } from '../../domain/errors.ts';
 import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage, type RecordedEvents } from '../../domain/events/collection.ts';
+import { wantedNames } from '../../domain/events/recorded.ts';
 import { newId } from '../../domain/ids.ts';
 import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
 import { applyPresence, isMembershipEventName, membershipChanges, trackedSegments } from '../../domain/segments/membership.ts';
@@ -187,8 +188,11 @@ function countEvents(update: Record<string, Record<string, unknown>>, events: Pi
   }
 }
 
-/** One `events.recorded` message for the events a turn recorded. */
-async function publishRecorded(p: Platform, recorded: EventDoc[], transient: Record<string, SimpleValue>): Promise<void> {
+/** One `events.recorded` message for the events a turn recorded that anything acts on (wantedNames). */
+async function publishRecorded(p: Platform, all: EventDoc[], transient: Record<string, SimpleValue>): Promise<void> {
+  if (all.length === 0) return;
+  const wanted = await wantedNames(p, all[0].projectId, all.map((event) => event.name));
+  const recorded = all.filter((event) => wanted.has(event.name));
   if (recorded.length === 0) return;
   const messages = recorded.map(
     (event): EventMessage => ({

@@ -2,8 +2,8 @@
 // per topic in a process): workflows first, then event webhooks. Both are idempotent, so a
 // redelivery after a failure in either repeats nothing that was done.
 import type { Platform } from '../../runtime/platform.ts';
-import { deliverEvent } from '../webhooks/deliveries.ts';
-import { onEventsRecorded } from '../workflows/triggers.ts';
+import { deliverEvent, webhooksWanting } from '../webhooks/deliveries.ts';
+import { onEventsRecorded, workflowsMayWant } from '../workflows/triggers.ts';
 import { EVENTS_TOPIC, eventsIn, type EventMessage, type RecordedEvents } from './collection.ts';
 
 export function startRecordedEventHandlers(p: Platform): void {
@@ -12,4 +12,20 @@ export function startRecordedEventHandlers(p: Platform): void {
     await onEventsRecorded(p, recorded);
     for (const event of recorded) await deliverEvent(p, event);
   });
+}
+
+/**
+ * The names among `names` that a handler above could act on in the project: the others are not
+ * published at all. An email's `email.sent` and `email.delivery`, in a project without workflows
+ * or webhooks for them, were a queue record, a handler run and an executions query each time, a
+ * tenth of a campaign's event loop (bench/results/campaign-profile.md, session 11). The reads are
+ * cached; a workflow or endpoint set up later sees the events recorded from then on, as it would
+ * have if the event had been handled before it was set up.
+ */
+export async function wantedNames(p: Platform, projectId: string, names: Iterable<string>): Promise<Set<string>> {
+  const wanted = new Set<string>();
+  for (const name of new Set(names)) {
+    if ((await workflowsMayWant(p, projectId, name)) || (await webhooksWanting(p, projectId, name)).length > 0) wanted.add(name);
+  }
+  return wanted;
 }

@@ -34,10 +34,15 @@ function kickSoon(p: Platform, webhookId: string): void {
   }, KICK_EVERY_MS);
 }
 
+/** The project's enabled endpoints that want events of `name` (a cached read). */
+export async function webhooksWanting(p: Platform, projectId: string, name: string): Promise<WebhookDoc[]> {
+  const enabled = await webhooks(p.store).find({ projectId, enabled: true });
+  return enabled.filter((w) => wantsEvent(w.events, name));
+}
+
 /** The `events.recorded` handler of event webhooks. An event no endpoint wants costs one cached read. */
 export async function deliverEvent(p: Platform, event: EventMessage): Promise<void> {
-  const enabled = await webhooks(p.store).find({ projectId: event.projectId, enabled: true });
-  const wanting = enabled.filter((w) => wantsEvent(w.events, event.name));
+  const wanting = await webhooksWanting(p, event.projectId, event.name);
   if (wanting.length === 0) return;
   try {
     await webhookOutbox(p.store).insertOne({

@@ -83,7 +83,8 @@ export const entryId = (workflowId: string, contactId: string) => `${workflowId}
 export async function ensureWorkflowIndexes(store: DocumentStore): Promise<void> {
   await store.ensureIndexes('workflows', [{ keys: { projectId: 1 } }, { keys: { projectId: 1, eventName: 1 } }]);
   store.cacheReads('workflows'); // every recorded event looks up the workflows it starts
-  await store.ensureIndexes('workflow_steps', [{ keys: { workflowId: 1 } }]);
+  // A project's WAIT_FOR_EVENT steps: whether its recorded events are published at all (triggers.ts).
+  await store.ensureIndexes('workflow_steps', [{ keys: { workflowId: 1 } }, { keys: { projectId: 1, type: 1 } }]);
   await store.ensureIndexes('workflow_transitions', [{ keys: { workflowId: 1 } }]);
   // Every turn of every execution reads its workflow's definition.
   store.cacheReads('workflow_steps');

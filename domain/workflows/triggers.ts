@@ -7,7 +7,7 @@ import { executionActorClient } from '../../actors/workflow-execution/client.ts'
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import type { EventMessage } from '../events/collection.ts';
-import { entryId, workflowEntries, workflowExecutions, workflows, type WorkflowDoc } from './collection.ts';
+import { entryId, workflowEntries, workflowExecutions, workflows, workflowSteps, type WorkflowDoc } from './collection.ts';
 
 /**
  * The execution an event starts in a workflow: derived from both ids, so a redelivered event
@@ -32,11 +32,24 @@ export async function onEventsRecorded(p: Platform, recorded: EventMessage[]): P
     for (const { _id } of waiting.filter((e) => e.waitingFor === event.name)) {
       await executionActorClient(p, _id).event({ eventId: event.eventId, name: event.name, createdAt: event.createdAt });
     }
-    const matching = await workflows(p.store).find({ projectId: event.projectId, eventName: event.name, enabled: true });
-    for (const workflow of matching) {
+    for (const workflow of await workflowsStartedBy(p, event.projectId, event.name)) {
       if (!workflow.deleting) await enter(p, workflow, event);
     }
   }
+}
+
+/** The enabled workflows an event of `name` starts (a cached read: workflows change a few times a day). */
+const workflowsStartedBy = (p: Platform, projectId: string, name: string) => workflows(p.store).find({ projectId, eventName: name, enabled: true });
+
+/**
+ * Whether an event of `name` could start or resume an execution in the project: an enabled
+ * workflow it starts, or any WAIT_FOR_EVENT step in the project, whatever event it names (an
+ * execution waits for the name its step had when it got there, and a step's config can change
+ * meanwhile). Both are cached reads.
+ */
+export async function workflowsMayWant(p: Platform, projectId: string, name: string): Promise<boolean> {
+  if ((await workflowsStartedBy(p, projectId, name)).length > 0) return true;
+  return (await workflowSteps(p.store).find({ projectId, type: 'WAIT_FOR_EVENT' }, { projection: { _id: 1 }, limit: 1 })).length > 0;
 }
 
 /**

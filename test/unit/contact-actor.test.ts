@@ -7,6 +7,8 @@ import { contactActorClient } from '../../actors/contact/client.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
 import { events, eventsIn, EVENTS_TOPIC, type RecordedEvents } from '../../domain/events/collection.ts';
+import { webhooks, type WebhookDoc } from '../../domain/webhooks/collection.ts';
+import { workflowSteps, type StepDoc } from '../../domain/workflows/collection.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
 
@@ -15,13 +17,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-/** A platform with the contact actor; with `heard`, the `events.recorded` messages are collected there. */
-async function platform(heard?: RecordedEvents[]): Promise<Platform> {
+/**
+ * A platform with the contact actor; with `heard`, the `events.recorded` messages are collected
+ * there, and project p1 has an endpoint that wants `heard`'s patterns (every event by default):
+ * events nothing wants are not published.
+ */
+async function platform(heard?: RecordedEvents[], patterns = ['*']): Promise<Platform> {
   const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
   const store = await openStore(dir);
   const p = embeddedPlatform(store);
   p.actors.register(contactActor(p));
-  if (heard) p.pubsub.subscribe<RecordedEvents>(EVENTS_TOPIC, async (message) => void heard.push(message));
+  if (heard) {
+    await webhooks(store).insertOne({ ...WEBHOOK, events: patterns });
+    p.pubsub.subscribe<RecordedEvents>(EVENTS_TOPIC, async (message) => void heard.push(message));
+  }
   await p.actors.start();
   await p.pubsub.start();
   cleanups.push(async () => {
@@ -99,6 +108,43 @@ it("a turn's recorded events are published as one message, in their order", asyn
   // A message of one event, as published before they were grouped, is read as a list of one.
   expect(eventsIn(message.events[0])).toEqual([message.events[0]]);
   expect(eventsIn(message)).toBe(message.events);
+});
+
+const WEBHOOK: WebhookDoc = {
+  _id: 'w1',
+  projectId: 'p1',
+  url: 'https://hooks.example/in',
+  description: null,
+  events: ['*'],
+  enabled: true,
+  secret: 'whsec_dGVzdA==',
+  disabledReason: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+};
+
+// Events that no workflow and no endpoint of the project could act on are not published: a
+// campaign's email.sent and email.delivery were a queue record and a handler run each otherwise.
+it('publishes only the events an endpoint or a workflow of the project could act on', async () => {
+  const messages: RecordedEvents[] = [];
+  const p = await platform(messages, ['email.delivery']);
+  const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
+  const result = (n: number) => [
+    { name: 'email.sent', data: { emailId: `m${n}` }, eventId: `m${n}:email.sent` },
+    { name: 'email.delivery', data: { emailId: `m${n}` }, eventId: `m${n}:email.delivery` },
+  ];
+
+  await contactActorClient(p, id).recordSystemEvents(result(1));
+  await contactActorClient(p, id).track({ event: { name: 'signed_up' } });
+  // Any WAIT_FOR_EVENT step: an execution waits for the name its step had, which may have changed since.
+  const wait: StepDoc = { _id: 's1', projectId: 'p1', workflowId: 'wf1', type: 'WAIT_FOR_EVENT', name: 'Wait', position: { x: 0, y: 0 }, config: { eventName: 'other' }, createdAt: '', updatedAt: '' };
+  await workflowSteps(p.store).insertOne(wait);
+  await contactActorClient(p, id).recordSystemEvents(result(2));
+
+  await expect.poll(() => messages.length).toBe(2);
+  expect(messages.map((m) => m.events.map((e) => e.eventId))).toEqual([['m1:email.delivery'], ['m2:email.sent', 'm2:email.delivery']]);
+  // Recorded all the same, whoever hears of them.
+  expect((await events(p.store).find({ contactId: id })).map((e) => e.name).sort()).toEqual(['email.delivery', 'email.delivery', 'email.sent', 'email.sent', 'signed_up']);
 });
 
 // An email's result comes again after a crash or a redelivery: recorded once and counted once.
