@@ -5,7 +5,7 @@ import { returnPathDomain } from '../../domain/inbound/return-path.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
-import { EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
+import { applyEmailResult, EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
 import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -164,9 +164,28 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
   if (sent.kept) p.log.info({ to: sent.envelope.to.join(', '), subject: sent.subject, file: sent.kept, text: sent.text }, 'dev outbox: email kept (no SMTP_URL)');
+  // Recorded before the email is finished: a crash in between leaves it SENDING with its commit
+  // record, and the redelivery finishes it and carries the result again (recorded once).
+  await recordDelivery(p, email, sentAt);
   await finish(p, email, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
-  await publishResult(p, email, 'email.delivery', { sentAt });
   commits.finished(emailId);
+}
+
+/**
+ * A delivery's events, recorded by the mailer itself rather than through the results queue: the
+ * queue's record, delivery and handler run were some 5% of a campaign's event loop
+ * (bench/results/campaign-profile.md, session 11). Should that fail (distributed: the api that
+ * hosts the contact restarting), the result takes the queue as before, so sending goes on.
+ */
+async function recordDelivery(p: Platform, email: EmailDoc, sentAt: string): Promise<void> {
+  const result = resultOf(email, 'email.delivery', { sentAt });
+  if (!result) return;
+  try {
+    await applyEmailResult(p, result);
+  } catch (err) {
+    p.log.warn({ emailId: email._id, err: (err as Error).message }, 'delivery not recorded at once: queued');
+    await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, result);
+  }
 }
 
 /** A message for an email whose next try after a soft bounce is still ahead goes back to the queue. */
@@ -212,14 +231,17 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
   }
 }
 
-async function publishResult(
-  p: Platform,
-  email: EmailDoc,
-  event: EmailResult['event'],
-  { detail, bounce, sentAt }: { detail?: string; bounce?: BounceDetail; sentAt?: string } = {},
-): Promise<void> {
-  if (!email.projectId || !email.contactId) return; // the platform's own mail has no contact
-  await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, {
+type ResultDetail = { detail?: string; bounce?: BounceDetail; sentAt?: string };
+
+async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], extra: ResultDetail = {}): Promise<void> {
+  const result = resultOf(email, event, extra);
+  if (result) await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, result);
+}
+
+/** The email's outcome for its contact; none for the platform's own mail, which has no contact. */
+function resultOf(email: EmailDoc, event: EmailResult['event'], { detail, bounce, sentAt }: ResultDetail): EmailResult | undefined {
+  if (!email.projectId || !email.contactId) return undefined;
+  return {
     emailId: email._id,
     projectId: email.projectId,
     contactId: email.contactId,
@@ -228,5 +250,5 @@ async function publishResult(
     ...(bounce ? { bounce } : {}),
     ...(sentAt ? { sentAt } : {}),
     at: nowIso(),
-  });
+  };
 }

@@ -81,34 +81,40 @@ export function bounceVerdict(email: { status: EmailStatus; bounce?: BounceDetai
  * often the message is delivered (its id is derived from the email and the outcome).
  */
 export function startEmailResults(p: Platform): void {
+  p.pubsub.subscribe<EmailResult>(EMAIL_RESULTS_TOPIC, (result) => applyEmailResult(p, result));
+}
+
+/**
+ * One outcome applied: what the topic's handler does with each message, and what the mailer does
+ * with a delivery itself (mailer.ts). Idempotent: applied twice, it records and counts once.
+ */
+export async function applyEmailResult(p: Platform, result: EmailResult): Promise<void> {
   const limit: SoftBounceLimit = { count: p.config.softBounceSuppressCount, windowDays: p.config.softBounceWindowDays };
-  p.pubsub.subscribe<EmailResult>(EMAIL_RESULTS_TOPIC, async (result) => {
-    const contact = contactActorClient(p, result.contactId);
-    const sent = result.sentAt ? { name: 'email.sent', data: { emailId: result.emailId }, eventId: `${result.emailId}:email.sent`, at: result.sentAt } : undefined;
-    try {
-      if (result.event === 'email.bounce' && !(await claimBounce(p, result))) {
-        // Another bounce is the email's (a report overtook the mailer's answer): it was sent all the same.
-        if (sent) await contact.recordSystemEvents([sent]);
-        return;
-      }
-      if (result.event === 'email.complaint') await recordComplaint(p, result);
-      const known = consequenceOf(result);
-      // First the list (idempotent): a redelivery after a crash between the two still suppresses.
-      if (known) await suppressRecipient(p, result, known);
-      const outcome = { name: result.event, data: eventData(result), eventId: `${result.emailId}:${result.event}` };
-      // With its time, the answer's: a repeat of the pair then changes none of the contact's times.
-      if (sent) await contact.recordSystemEvents([sent, { ...outcome, at: result.at }]);
-      else await contact.recordSystemEvent(outcome.name, outcome.data, outcome.eventId);
-      // Soft bounces are counted once this one is recorded: of several at once, the last recorded
-      // sees them all (a redelivery counts the same).
-      const suppression = known ?? (isSoft(result) && limit.count > 0 ? consequenceOf(result, await softBouncesWithin(p, result, limit), limit) : undefined);
-      if (suppression && !known) await suppressRecipient(p, result, suppression);
-      if (suppression) await contact.setSubscribed(false);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'NOT_FOUND') return; // the contact was deleted meanwhile
-      throw err;
+  const contact = contactActorClient(p, result.contactId);
+  const sent = result.sentAt ? { name: 'email.sent', data: { emailId: result.emailId }, eventId: `${result.emailId}:email.sent`, at: result.sentAt } : undefined;
+  try {
+    if (result.event === 'email.bounce' && !(await claimBounce(p, result))) {
+      // Another bounce is the email's (a report overtook the mailer's answer): it was sent all the same.
+      if (sent) await contact.recordSystemEvents([sent]);
+      return;
     }
-  });
+    if (result.event === 'email.complaint') await recordComplaint(p, result);
+    const known = consequenceOf(result);
+    // First the list (idempotent): a redelivery after a crash between the two still suppresses.
+    if (known) await suppressRecipient(p, result, known);
+    const outcome = { name: result.event, data: eventData(result), eventId: `${result.emailId}:${result.event}` };
+    // With its time, the answer's: a repeat of the pair then changes none of the contact's times.
+    if (sent) await contact.recordSystemEvents([sent, { ...outcome, at: result.at }]);
+    else await contact.recordSystemEvent(outcome.name, outcome.data, outcome.eventId);
+    // Soft bounces are counted once this one is recorded: of several at once, the last recorded
+    // sees them all (a redelivery counts the same).
+    const suppression = known ?? (isSoft(result) && limit.count > 0 ? consequenceOf(result, await softBouncesWithin(p, result, limit), limit) : undefined);
+    if (suppression && !known) await suppressRecipient(p, result, suppression);
+    if (suppression) await contact.setSubscribed(false);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'NOT_FOUND') return; // the contact was deleted meanwhile
+    throw err;
+  }
 }
 
 const isSoft = (result: EmailResult) => result.event === 'email.bounce' && result.bounce?.type === 'soft';

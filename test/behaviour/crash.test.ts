@@ -282,5 +282,13 @@ describe('kill -9 in the middle of work', () => {
     expect(campaign.recipientCount).toBe(audience.length);
     const stats = (await own.api.get(`/campaigns/${id}/stats`)).body.data;
     expect(stats).toEqual({ delivered: audience.length, opens: 0, clicks: 0, bounces: 0, complaints: 0 });
+    // Each recipient's email.sent and email.delivery recorded once, counted (not just found),
+    // wherever the kill fell between a send, the record of its result and the email's finish.
+    const recorded = async () => {
+      const { events } = (await own.api.get('/events/stats')).body.data as { events: { name: string; count: number }[] };
+      return Object.fromEntries(['email.sent', 'email.delivery'].map((name) => [name, events.find((e) => e.name === name)?.count ?? 0]));
+    };
+    await eventually(async () => ((await recorded())['email.delivery'] >= audience.length ? true : undefined), DRAIN, 'every delivery recorded');
+    expect(await recorded()).toEqual({ 'email.sent': audience.length, 'email.delivery': audience.length });
   });
 });

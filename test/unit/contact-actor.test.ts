@@ -135,7 +135,7 @@ it('publishes only the events an endpoint or a workflow of the project could act
   ];
 
   await contactActorClient(p, id).recordSystemEvents(result(1));
-  await contactActorClient(p, id).track({ event: { name: 'signed_up' } });
+  await contactActorClient(p, id).track({ event: { id: 'e1', name: 'signed_up' } });
   // Any WAIT_FOR_EVENT step: an execution waits for the name its step had, which may have changed since.
   const wait: StepDoc = { _id: 's1', projectId: 'p1', workflowId: 'wf1', type: 'WAIT_FOR_EVENT', name: 'Wait', position: { x: 0, y: 0 }, config: { eventName: 'other' }, createdAt: '', updatedAt: '' };
   await workflowSteps(p.store).insertOne(wait);
