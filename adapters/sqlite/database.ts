@@ -2,8 +2,8 @@
  * The SQLite database under the embedded store: one file (plus its WAL) opened through Node's
  * built-in `node:sqlite`, and group commit.
  *
- * Writes: every write runs synchronously inside the open transaction (a savepoint each, so one
- * that throws undoes only itself) and its promise resolves once the transaction is committed and
+ * Writes: every write runs synchronously inside the open transaction (a savepoint each, or one
+ * statement, so one that throws undoes only itself) and its promise resolves once the transaction is committed and
  * on disk. The transaction is committed at the end of the event-loop turn, or 3 ms after the last
  * commit began if that is later (COMMIT_GAP_MS), so the writes of every request handled meanwhile
  * share one commit and one fsync; while the last group's fsync runs, the open transaction keeps
@@ -69,6 +69,9 @@ export class Database {
   readonly sqlite: DatabaseSync;
   readonly file: string;
   readonly #statements = new Map<string, StatementSync>();
+  /** A write's savepoint, prepared once (exec parsed it on every write). */
+  readonly #savepoint: StatementSync;
+  readonly #release: StatementSync;
   #inTransaction = false;
   /** Writes of the open transaction, resolved when it is durable. */
   #waiters: Waiter[] = [];
@@ -107,6 +110,8 @@ export class Database {
     `);
     // Memory-mapped reads would count the whole file as resident once read: keep them off.
     this.sqlite.exec('PRAGMA mmap_size = 0');
+    this.#savepoint = this.sqlite.prepare('SAVEPOINT write');
+    this.#release = this.sqlite.prepare('RELEASE write');
     fs.chmodSync(file, 0o600);
   }
 
@@ -130,21 +135,29 @@ export class Database {
   /**
    * Runs `work` now, inside the open transaction, and resolves with its result once the
    * transaction is durable. A `work` that throws changes nothing and rejects at once.
+   *
+   * `savepoint: false` where `work` cannot throw once it changed something: one statement (SQLite
+   * undoes a failed statement itself), or statements none of which can fail after another
+   * succeeded. A savepoint copies every page it changes into the sub-journal, a temporary file
+   * once it outgrew 64 KiB (one batch of inserts is enough): those copies were 6.5% of a
+   * campaign's event loop, in write syscalls (bench/results/campaign-profile.md, session 11).
    */
-  write<T>(work: () => T): Promise<T> {
+  write<T>(work: () => T, { savepoint = true }: { savepoint?: boolean } = {}): Promise<T> {
     if (this.#closed) return Promise.reject(closedError());
     if (!this.#inTransaction) {
       this.sqlite.exec('BEGIN IMMEDIATE');
       this.#inTransaction = true;
     }
     let result: T;
-    this.sqlite.exec('SAVEPOINT write');
+    if (savepoint) this.#savepoint.run();
     try {
       result = work();
-      this.sqlite.exec('RELEASE write');
+      if (savepoint) this.#release.run();
     } catch (err) {
-      this.sqlite.exec('ROLLBACK TO write');
-      this.sqlite.exec('RELEASE write');
+      if (savepoint) {
+        this.sqlite.exec('ROLLBACK TO write');
+        this.#release.run();
+      }
       this.#scheduleCommit();
       return Promise.reject(err);
     }

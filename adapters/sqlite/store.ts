@@ -75,6 +75,8 @@ interface Table {
   insertSql: string;
   /** The fields of each unique index (`_id` is one): equality on all of them finds one document at most. */
   unique: string[][];
+  /** Whether a unique index other than the id's exists (any path): an insert may then fail on it. */
+  otherUnique: boolean;
   /** Answers of `find`, for a collection declared read-mostly (`cacheReads`). */
   reads?: ReadCache;
 }
@@ -179,6 +181,7 @@ export class SqliteStore implements DocumentStore {
         }
       }
       for (const field of fields) await this.#column(table, field);
+      if (unique) table.otherUnique = true;
       // Top-level fields only: equality on them compiles to exact index terms (see isPointLookup).
       if (unique && !fields.some((field) => field.includes('.')) && !table.unique.some((known) => known.join() === fields.join())) table.unique.push(fields);
     }
@@ -205,7 +208,8 @@ export class SqliteStore implements DocumentStore {
       this.#db.sqlite.exec(`CREATE TABLE IF NOT EXISTS ${sql} (id TEXT NOT NULL UNIQUE, doc BLOB NOT NULL, arrays INTEGER NOT NULL DEFAULT 1)`);
       const columns = this.#db.sqlite.prepare(`PRAGMA table_info(${sql})`).all() as { name: string }[];
       if (!columns.some((column) => column.name === 'arrays')) this.#db.sqlite.exec(`ALTER TABLE ${sql} ADD COLUMN arrays INTEGER NOT NULL DEFAULT 1`);
-      table = { name, sql, indexed: new Map(), indexPaths: new Map(), columns: new Map(), insertSql: insertSql(sql, []), unique: [['_id']] };
+      const otherUnique = !!this.#db.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql LIKE 'CREATE UNIQUE%'`).get(name);
+      table = { name, sql, indexed: new Map(), indexPaths: new Map(), columns: new Map(), insertSql: insertSql(sql, []), unique: [['_id']], otherUnique };
       // The columns of fields indexed before: kept current from the first write on.
       for (const column of columns) if (column.name.startsWith(COLUMN_PREFIX)) registerColumn(table, column.name.slice(COLUMN_PREFIX.length));
       this.#tables.set(name, table);
@@ -247,7 +251,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   async insertOne(doc: T): Promise<void> {
     const table = this.#table();
     const stored = toStored(doc);
-    await this.#write(table, () => this.#insert(table, stored));
+    await this.#write(table, () => this.#insert(table, stored), false);
   }
 
   async insertMany(docs: T[]): Promise<void> {
@@ -271,7 +275,11 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
   async insertNew(docs: T[]): Promise<string[]> {
     const table = this.#table();
     const stored = docs.map((doc) => toStored(doc));
-    return this.#write(table, () => stored.filter((one) => this.#insert(table, one, { unlessTaken: true })).map((one) => one.doc._id));
+    // A taken id is no failure here: with no other unique index, and every document checked
+    // first, no insert can fail after another succeeded, so they need no savepoint around them.
+    const savepoint = stored.length > 1 && table.otherUnique;
+    if (!savepoint) for (const one of stored) checkIndexedFields(table, one.doc);
+    return this.#write(table, () => stored.filter((one) => this.#insert(table, one, { unlessTaken: true })).map((one) => one.doc._id), savepoint);
   }
 
   async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
@@ -374,7 +382,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
         if (!options.upsert) return { matched: 0, modified: 0 };
         this.#insert(table, stored);
         return { matched: 0, modified: 0, upsertedId: id };
-      });
+      }, false);
     }
     return this.#write(table, () => {
       const [current] = this.#find(table, filter, { limit: 1 });
@@ -390,7 +398,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       const inserted = toStored({ ...doc, _id: requireId({ _id: id }) });
       this.#insert(table, inserted);
       return { matched: 0, modified: 0, upsertedId: inserted.doc._id };
-    });
+    }, false);
   }
 
   async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
@@ -433,9 +441,9 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     if (Object.keys(filter).length === 1 && typeof filter._id === 'string') {
       // By id (a delivered message, a claim given up): no need to read the document first.
       const id = filter._id;
-      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id = ?`).run(id).changes));
+      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id = ?`).run(id).changes), false);
     }
-    return this.#write(table, () => this.#delete(table, this.#find(table, filter, { limit: 1 })));
+    return this.#write(table, () => this.#delete(table, this.#find(table, filter, { limit: 1 })), false);
   }
 
   async deleteMany(filter: Filter): Promise<number> {
@@ -444,7 +452,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     if (ids) {
       // By ids (the queue's delivered messages): one statement, no document read first.
       const list = JSON.stringify(ids);
-      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`).run(list).changes));
+      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`).run(list).changes), false);
     }
     return this.#write(table, () => this.#delete(table, this.#find(table, filter, {})));
   }
@@ -465,10 +473,13 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
 
   // ---- internals ------------------------------------------------------------------------------
 
-  /** Every write to a table goes through here: it clears the table's cached answers first. */
-  #write<R>(table: Table, work: () => R): Promise<R> {
+  /**
+   * Every write to a table goes through here: it clears the table's cached answers first.
+   * `savepoint: false` where `work` cannot throw once it changed something (Database.write).
+   */
+  #write<R>(table: Table, work: () => R, savepoint = true): Promise<R> {
     table.reads?.clear();
-    return this.#db.write(work);
+    return this.#db.write(work, { savepoint });
   }
 
   /** The shared core of updateOne and findOneAndUpdate: update the first match, or upsert. */
@@ -486,7 +497,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       const inserted = buildUpsert(filter, update);
       this.#insert(table, inserted);
       return { kind: 'inserted', after: inserted.doc };
-    });
+    }, false);
   }
 
   /** The matching documents, sorted, skipped and limited (fresh objects each), projected to `fields`. */

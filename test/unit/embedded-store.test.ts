@@ -342,6 +342,13 @@ describe('unique indexes', () => {
     expect((await marks.find({})).map((d) => [d._id, d.k])).toEqual([['a', 'a'], ['b', 'b'], ['c', 'c']]);
     await expect(marks.insertNew([{ _id: 'd', k: 'a' }])).rejects.toBeInstanceOf(DuplicateKeyError);
     expect(await marks.insertNew([])).toEqual([]);
+    // Several at once, one refused by the other index: none is inserted, also where the index is
+    // one an earlier process made (the table is opened without it being declared again).
+    await expect(marks.insertNew([{ _id: 'e', k: 'e' }, { _id: 'f', k: 'a' }])).rejects.toBeInstanceOf(DuplicateKeyError);
+    await reopen();
+    const reopened = store.collection<{ _id: string; k: string }>('marks');
+    await expect(reopened.insertNew([{ _id: 'e', k: 'e' }, { _id: 'f', k: 'a' }])).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect((await reopened.find({})).map((d) => d._id)).toEqual(['a', 'b', 'c']);
   });
 
   it('finds a list of ids, with further conditions, projection and limit, as mingo does and in insertion order', async () => {
