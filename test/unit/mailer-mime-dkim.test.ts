@@ -5,8 +5,9 @@ import { authenticate } from 'mailauth';
 import nodemailer from 'nodemailer';
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
-import { dkimSign } from '../../apps/mailer/dkim.ts';
+import { dkimSign, relaxedBody } from '../../apps/mailer/dkim.ts';
 import { buildMime } from '../../apps/mailer/mime.ts';
+import { mulberry32 } from '../harness/prng.ts';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const publicDer = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
@@ -98,4 +99,19 @@ describe('buildMime + dkimSign', () => {
     // An envelope to anyone else than the To address is nodemailer's to build.
     expect(buildMime({ ...base, envelope: { from: returnPath, to: 'someone@else.example' } })).toBeUndefined();
   });
+});
+
+/** The relaxed body canonicalization as RFC 6376 §3.4.4 states it, line by line. */
+function relaxedByTheRfc(body: string): string {
+  const lines = body.split('\r\n').map((line) => line.replace(/[ \t]+/g, ' ').replace(/ $/, ''));
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines.length === 0 ? '' : `${lines.join('\r\n')}\r\n`;
+}
+
+it('canonicalizes a body as RFC 6376 says (relaxed), whatever its whitespace, line ends and empty lines', () => {
+  const random = mulberry32(6376);
+  const pieces = ['a', 'b', ' ', '  ', '\t', '\r\n', '\r', '\n', '.', '='];
+  const bodies = ['', '\r\n', 'a', ' ', 'a \r\n\r\n \r\n', 'a\t \tb  \r\n  c \t'];
+  for (let i = 0; i < 5_000; i++) bodies.push(Array.from({ length: Math.floor(random() * 24) }, () => pieces[Math.floor(random() * pieces.length)]).join(''));
+  for (const body of bodies) expect(JSON.stringify(relaxedBody(body)), JSON.stringify(body)).toBe(JSON.stringify(relaxedByTheRfc(body)));
 });
