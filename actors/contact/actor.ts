@@ -22,6 +22,12 @@ export interface ContactResult {
   eventIds: string[];
 }
 
+/**
+ * What recording an email's results answers: the ids it recorded, not the contact (its one
+ * caller, results.ts, has no use for it, and a copy of it crossed the actor host for every email).
+ */
+export type SystemEventsResult = Pick<ContactResult, 'eventIds'>;
+
 type Ctx = ActorContext<ContactState>;
 
 /**
@@ -38,8 +44,6 @@ export interface KnownContact {
 
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}, known?: KnownContact): Promise<ContactResult> => {
-    // Several system events (an email's result) take a path of their own, in two writes.
-    if (command.kind === 'recordSystemEvents') return recordSystemEvents(p, ctx, command.events, new Date());
     // A system event with a given id that is recorded already: this is a redelivery, do nothing;
     // the same for a tracked event marked `once` (the retry of a call a crash cut off).
     const givenId = command.kind === 'recordSystemEvent' ? command.eventId : command.kind === 'track' && command.event?.once ? command.event.id : undefined;
@@ -73,7 +77,8 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       track: (ctx, { transient, known, ...input }) => turn(ctx, { kind: 'track', ...input }, transient, known),
       setSubscribed: (ctx, { known, ...input }) => turn(ctx, { kind: 'setSubscribed', ...input }, {}, known),
       recordSystemEvent: (ctx, input) => turn(ctx, { kind: 'recordSystemEvent', ...input }),
-      recordSystemEvents: (ctx, input: { events: SystemEvent[] }) => turn(ctx, { kind: 'recordSystemEvents', events: input.events }),
+      // Several system events (an email's result) take a path of their own, in two writes.
+      recordSystemEvents: (ctx, input: { events: SystemEvent[] }) => recordSystemEvents(p, ctx, input.events, new Date()),
       delete: (ctx) => turn(ctx, { kind: 'delete' }),
       /** The sweep and static member changes: re-evaluate these tracked segments for this contact. */
       syncSegments: async (ctx, { segmentIds }: { segmentIds: string[] }) => {
@@ -222,7 +227,7 @@ async function publishRecorded(p: Platform, all: EventDoc[], transient: Record<s
  * takes no event from before its wait). A crash between the two writes leaves the counts one
  * over, as the general path's does.
  */
-async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], now: Date): Promise<ContactResult> {
+async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], now: Date): Promise<SystemEventsResult> {
   const at = now.toISOString();
   const recorded = systemRecorded(events).map((e) => ({ ...e, _id: e.id ?? newId(), createdAt: e.at ?? at }));
   const update: Record<string, Record<string, unknown>> = {};
@@ -241,7 +246,7 @@ async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], 
   await publishRecorded(p, docs, {});
   const fresh = docs.filter((doc) => inserted.has(doc._id));
   if (fresh.length > 0) await syncTracked(p, ctx, after.projectId, now);
-  return { contact: toContact(after), eventIds: fresh.map((doc) => doc._id) };
+  return { eventIds: fresh.map((doc) => doc._id) };
 }
 
 /** Segment membership (trackMembership): the changed contact against its project's tracked DYNAMIC segments, in this turn. */

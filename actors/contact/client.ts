@@ -1,7 +1,7 @@
 import type { ContactDoc } from '../../domain/contacts/collection.ts';
 import type { ContactData, SimpleValue } from '../../domain/contacts/schema.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { CONTACT_ACTOR, knownContact, type ContactResult, type KnownContact } from './actor.ts';
+import { CONTACT_ACTOR, knownContact, type ContactResult, type KnownContact, type SystemEventsResult } from './actor.ts';
 import type { SystemEvent } from './behaviour.ts';
 
 /**
@@ -54,14 +54,14 @@ class ContactActorClient {
 
   /** Several in one turn and one write, in order; those recorded already (by `eventId`) are left out. */
   recordSystemEvents(events: SystemEvent[]) {
-    return this.#call('recordSystemEvents', { events });
+    return this.#call<SystemEventsResult>('recordSystemEvents', { events });
   }
 
   delete() {
     return this.#call('delete');
   }
 
-  #call(method: string, input?: unknown): Promise<ContactResult> {
-    return this.#p.actors.invoke<ContactResult>(CONTACT_ACTOR, this.#id, method, input);
+  #call<T = ContactResult>(method: string, input?: unknown): Promise<T> {
+    return this.#p.actors.invoke<T>(CONTACT_ACTOR, this.#id, method, input);
   }
 }

@@ -165,10 +165,9 @@ it("an email's result recorded twice is recorded and counted once, and published
   const second = await contactActorClient(p, id).recordSystemEvents([result[1], { name: 'email.open', data: { emailId: 'm1' }, eventId: 'm1:email.open' }]);
   const third = await contactActorClient(p, id).recordSystemEvents(result);
 
-  expect(first.eventIds).toEqual(['m1:email.sent', 'm1:email.delivery']);
+  expect(first).toEqual({ eventIds: ['m1:email.sent', 'm1:email.delivery'] }); // no contact: nobody reads it
   expect(second.eventIds).toEqual(['m1:email.open']);
   expect(third.eventIds).toEqual([]);
-  expect(third.contact).toMatchObject({ id, email: 'ada@example.com' });
   const stats = (await contacts(p.store).findOne({ _id: id }))!.eventStats!;
   expect(stats['email%2Esent']).toEqual({ count: 1, first: '2026-01-01T00:00:00.000Z', last: '2026-01-01T00:00:00.000Z' });
   expect(stats['email%2Edelivery']).toEqual({ count: 1, first: '2026-01-01T00:00:01.000Z', last: '2026-01-01T00:00:01.000Z' });
