@@ -1,6 +1,6 @@
 // The mailer's own pipelining SMTP client against a real SMTP server (smtp-server): what arrives,
 // when the commit runs, how replies become errors, and when nodemailer takes over.
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { smtpFailureOf } from '../../apps/mailer/smtp-answers.ts';
@@ -137,6 +137,38 @@ describe('the pipelining SMTP client', () => {
     await send(client, 'after@customer.example');
     expect(relay.received.map((m) => m.to)).toEqual(['after@customer.example']);
     expect(relay.connections).toBe(2);
+  });
+
+  it('an answer nobody asked for ends the session: it is never taken for the next command’s', async () => {
+    // A scripted relay: its first connection says a stray "250" once idle; the next one is well-behaved.
+    let connections = 0;
+    const taken: string[] = [];
+    const raw = createServer((socket) => {
+      const first = ++connections === 1;
+      let data = false;
+      socket.write('220 scripted\r\n');
+      socket.on('data', (chunk: Buffer) => {
+        for (const line of chunk.toString('latin1').split('\r\n').filter(Boolean)) {
+          if (data) {
+            if (line === '.') [data] = [false, socket.write('250 taken\r\n')];
+            else if (line.startsWith('To: ')) taken.push(line.slice(4));
+          } else if (line.startsWith('EHLO')) {
+            socket.write('250-scripted\r\n250 PIPELINING\r\n');
+            if (first) setTimeout(() => socket.write('250 stray\r\n'), 50);
+          } else if (line === 'DATA') [data] = [true, socket.write('354 go on\r\n')];
+          else socket.write('250 ok\r\n');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => raw.close(() => resolve())));
+    const client = pool((raw.address() as AddressInfo).port, 1);
+
+    await send(client, 'warm@customer.example'); // on the first session, before its stray answer
+    await new Promise((resolve) => setTimeout(resolve, 150)); // the stray answer comes meanwhile
+    await expect(send(client, 'after@customer.example')).resolves.toBe('250 taken');
+    expect(taken).toEqual(['warm@customer.example', 'after@customer.example']);
+    expect(connections).toBe(2);
   });
 
   it('a relay that does not pipeline is not one for it; the transport then sends through nodemailer', async () => {
