@@ -2,8 +2,8 @@
 // per topic in a process): workflows first, then event webhooks. Both are idempotent, so a
 // redelivery after a failure in either repeats nothing that was done.
 import type { Platform } from '../../runtime/platform.ts';
-import { deliverEvent, webhooksWanting } from '../webhooks/deliveries.ts';
-import { onEventsRecorded, workflowsMayWant } from '../workflows/triggers.ts';
+import { deliverEvent, webhooksWant } from '../webhooks/deliveries.ts';
+import { onEventsRecorded, workflowsWant } from '../workflows/triggers.ts';
 import { EVENTS_TOPIC, eventsIn, type EventMessage, type RecordedEvents } from './collection.ts';
 
 export function startRecordedEventHandlers(p: Platform): void {
@@ -23,9 +23,6 @@ export function startRecordedEventHandlers(p: Platform): void {
  * have if the event had been handled before it was set up.
  */
 export async function wantedNames(p: Platform, projectId: string, names: Iterable<string>): Promise<Set<string>> {
-  const wanted = new Set<string>();
-  for (const name of new Set(names)) {
-    if ((await workflowsMayWant(p, projectId, name)) || (await webhooksWanting(p, projectId, name)).length > 0) wanted.add(name);
-  }
-  return wanted;
+  const [workflowsAct, webhooksAct] = await Promise.all([workflowsWant(p, projectId), webhooksWant(p, projectId)]);
+  return new Set([...names].filter((name) => workflowsAct(name) || webhooksAct(name)));
 }

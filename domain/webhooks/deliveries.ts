@@ -34,10 +34,18 @@ function kickSoon(p: Platform, webhookId: string): void {
   }, KICK_EVERY_MS);
 }
 
-/** The project's enabled endpoints that want events of `name` (a cached read). */
-export async function webhooksWanting(p: Platform, projectId: string, name: string): Promise<WebhookDoc[]> {
-  const enabled = await webhooks(p.store).find({ projectId, enabled: true });
-  return enabled.filter((w) => wantsEvent(w.events, name));
+/** The project's enabled endpoints (a cached read). */
+const enabledWebhooks = (p: Platform, projectId: string) => webhooks(p.store).find({ projectId, enabled: true });
+
+/** The project's enabled endpoints that want events of `name`. */
+async function webhooksWanting(p: Platform, projectId: string, name: string): Promise<WebhookDoc[]> {
+  return (await enabledWebhooks(p, projectId)).filter((w) => wantsEvent(w.events, name));
+}
+
+/** Which event names an enabled endpoint of the project wants: one cached read for any number of names. */
+export async function webhooksWant(p: Platform, projectId: string): Promise<(name: string) => boolean> {
+  const enabled = await enabledWebhooks(p, projectId);
+  return (name) => enabled.some((w) => wantsEvent(w.events, name));
 }
 
 /** The `events.recorded` handler of event webhooks. An event no endpoint wants costs one cached read. */

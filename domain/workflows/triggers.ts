@@ -42,14 +42,15 @@ export async function onEventsRecorded(p: Platform, recorded: EventMessage[]): P
 const workflowsStartedBy = (p: Platform, projectId: string, name: string) => workflows(p.store).find({ projectId, eventName: name, enabled: true });
 
 /**
- * Whether an event of `name` could start or resume an execution in the project: an enabled
- * workflow it starts, or any WAIT_FOR_EVENT step in the project, whatever event it names (an
- * execution waits for the name its step had when it got there, and a step's config can change
- * meanwhile). Both are cached reads.
+ * Which event names could start or resume an execution in the project: those of its enabled
+ * workflows, or every name while the project has any WAIT_FOR_EVENT step, whatever event it names
+ * (an execution waits for the name its step had when it got there, and a step's config can change
+ * meanwhile). Two cached reads, whatever the number of names asked about.
  */
-export async function workflowsMayWant(p: Platform, projectId: string, name: string): Promise<boolean> {
-  if ((await workflowsStartedBy(p, projectId, name)).length > 0) return true;
-  return (await workflowSteps(p.store).find({ projectId, type: 'WAIT_FOR_EVENT' }, { projection: { _id: 1 }, limit: 1 })).length > 0;
+export async function workflowsWant(p: Platform, projectId: string): Promise<(name: string) => boolean> {
+  if ((await workflowSteps(p.store).find({ projectId, type: 'WAIT_FOR_EVENT' }, { projection: { _id: 1 }, limit: 1 })).length > 0) return () => true;
+  const starting = new Set((await workflows(p.store).find({ projectId, enabled: true }, { projection: { eventName: 1 } })).map((w) => w.eventName));
+  return (name) => starting.has(name);
 }
 
 /**
