@@ -41,13 +41,11 @@ export function plainRelayOf(url: string): PlainRelay | undefined {
 export class NotPipelinable extends Error {}
 
 export class SmtpReplyError extends Error {
-  readonly code: string;
   readonly response?: string;
   readonly responseCode?: number;
   readonly command: string;
-  constructor(message: string, code: string, command: string, response?: string) {
+  constructor(message: string, command: string, response?: string) {
     super(response ? `${message}: ${response}` : message);
-    this.code = code;
     this.command = command;
     if (response) {
       this.response = response;
@@ -106,11 +104,11 @@ class Session {
     const session = new Session(socket);
     try {
       const greeting = await session.#reply();
-      if (!greeting.startsWith('220')) throw new SmtpReplyError('The relay refused the connection', 'ECONNECTION', 'CONN', greeting);
+      if (!greeting.startsWith('220')) throw new SmtpReplyError('The relay refused the connection', 'CONN', greeting);
       session.#socket.write(`EHLO ${HELO_NAME}\r\n`);
       const ehlo = await session.#reply();
       // A relay in trouble (4xx) is an outage; one that knows no EHLO (5xx) is nodemailer's, which says HELO.
-      if (ehlo.startsWith('4')) throw new SmtpReplyError('The relay refused EHLO', 'ECONNECTION', 'EHLO', ehlo);
+      if (ehlo.startsWith('4')) throw new SmtpReplyError('The relay refused EHLO', 'EHLO', ehlo);
       if (!ehlo.startsWith('250')) throw new NotPipelinable(`EHLO refused: ${ehlo}`);
       const extensions = ehlo.split('\n').map((line) => line.slice(4).trim().toUpperCase());
       if (!extensions.some((line) => line === 'PIPELINING') || extensions.some((line) => line === 'STARTTLS')) {
@@ -158,7 +156,7 @@ class Session {
     }
     this.#socket.write('.\r\n');
     const reply = await ended;
-    if (!reply.startsWith('2')) throw new SmtpReplyError('Message failed', 'EMESSAGE', 'DATA', reply);
+    if (!reply.startsWith('2')) throw new SmtpReplyError('Message failed', 'DATA', reply);
     return reply;
   }
 
@@ -214,16 +212,16 @@ class Session {
 
 /** A failed envelope: the error for its first refused step (a 4xx recipient before a 5xx one, as nodemailer reports it). */
 function envelopeRefusal(mail: string, rcpts: string[], data: string): SmtpReplyError | undefined {
-  if (!mail.startsWith('2')) return new SmtpReplyError('Mail command failed', 'EENVELOPE', 'MAIL FROM', mail);
+  if (!mail.startsWith('2')) return new SmtpReplyError('Mail command failed', 'MAIL FROM', mail);
   if (!rcpts.some((reply) => reply.startsWith('2'))) {
     const reply = rcpts.find((r) => r.startsWith('4')) ?? rcpts[rcpts.length - 1];
-    return new SmtpReplyError("Can't send mail - all recipients were rejected", 'EENVELOPE', 'RCPT TO', reply);
+    return new SmtpReplyError("Can't send mail - all recipients were rejected", 'RCPT TO', reply);
   }
-  if (!data.startsWith('354')) return new SmtpReplyError('Data command failed', 'EENVELOPE', 'DATA', data);
+  if (!data.startsWith('354')) return new SmtpReplyError('Data command failed', 'DATA', data);
   return undefined;
 }
 
-const lost = (why: string) => Object.assign(new Error(`Connection to the relay lost: ${why}`), { code: 'ECONNECTION' });
+const lost = (why: string) => new Error(`Connection to the relay lost: ${why}`);
 
 /**
  * The message as it goes after DATA: a line that starts with "." gets another in front (RFC 5321
