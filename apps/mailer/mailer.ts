@@ -5,14 +5,15 @@ import { returnPathDomain } from '../../domain/inbound/return-path.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
-import { applyEmailResult, EMAIL_RESULTS_TOPIC, enhancedStatusIn, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
+import { enhancedStatusIn } from '../../domain/mail/enhanced-status.ts';
+import { applyEmailResult, EMAIL_RESULTS_TOPIC, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
 import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommittedEmails } from './commit-log.ts';
 import type { RenderTask } from './render.ts';
 import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
-import { isRecipientAnswer, smtpFailureOf } from './smtp-answers.ts';
+import { isAnswerAboutTheEmail, smtpFailureOf } from './smtp-answers.ts';
 
 /**
  * The mailer: takes each accepted email from `email.outbound` and hands it to SMTP once.
@@ -28,8 +29,9 @@ export function startMailer(p: Platform): { close(): void } {
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
     resetTimeout: 5_000,
-    // Bounces, hard or soft, say nothing about the relay's health; nor does an email we could not render.
-    errorFilter: (err) => err instanceof RenderError || isRecipientAnswer(err),
+    // Answers about one email (bounces, blocks, refusals) say nothing about the relay's health;
+    // nor does an email we could not render.
+    errorFilter: (err) => err instanceof RenderError || isAnswerAboutTheEmail(err),
   });
   breaker.on('open', () => p.log.warn('SMTP circuit open: holding email until the relay answers'));
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
@@ -135,9 +137,16 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
     // The thread's log alone knows whether the server has the message: read the logs again.
     if (err instanceof SendThreadLost) commits.reload();
     const failure = smtpFailureOf(err);
+    if (failure.kind === 'refused') {
+      // The message or its sender, not the recipient: nothing to bounce, suppress or retry.
+      await finish(p, email, 'FAILED', { reason: `The relay refused the message: ${failure.response}`, response: failure.response });
+      await sentAlone();
+      commits.finished(emailId);
+      return;
+    }
     const next = failure.kind === 'soft' ? afterSoftFailure(email.softFailures, new Date(), p.config.softBounceRetryHours) : undefined;
-    if (failure.kind === 'hard' || next?.kind === 'bounce') {
-      // Records email.bounce (hard, or soft once the retry window is over); results.ts does the rest.
+    if (failure.kind === 'hard' || failure.kind === 'blocked' || next?.kind === 'bounce') {
+      // Records email.bounce (hard; soft when blocked, or once the retry window is over); results.ts does the rest.
       const response = (failure as { response: string }).response;
       const status = enhancedStatusIn(response);
       const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };

@@ -4,7 +4,7 @@ import { threadId } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { CommitLog } from './commit-log.ts';
 import { renderEmail, type RenderTask } from './render.ts';
-import { smtpFailureOf } from './smtp-answers.ts';
+import { isFinalAnswer, smtpFailureOf } from './smtp-answers.ts';
 import { createTransport } from './transport.ts';
 import type { SendOutcome, SendThreadData } from './send-pool.ts';
 
@@ -41,11 +41,11 @@ export default async function send(task: RenderTask): Promise<SendOutcome> {
     });
     return { ok: true, committed, messageId, response, envelope: message.envelope, subject: message.subject, ...(kept ? { kept, text: message.text } : {}) };
   } catch (err) {
-    // A hard answer ends the email (BOUNCED); after any other failure it is sent again, so the
-    // record is taken back: the server did not keep the message.
-    const hard = smtpFailureOf(err).kind === 'hard';
-    if (committed && !hard) commits.forget(emailId);
+    // A final answer ends the email (BOUNCED or FAILED); after any other failure it is sent
+    // again, so the record is taken back: the server did not keep the message.
+    const final = isFinalAnswer(smtpFailureOf(err));
+    if (committed && !final) commits.forget(emailId);
     const { message: text, responseCode, command, response } = err as Error & { responseCode?: number; command?: string; response?: string };
-    return { ok: false, stage: 'smtp', committed: committed && hard, error: { message: text ?? String(err), responseCode, command, response } };
+    return { ok: false, stage: 'smtp', committed: committed && final, error: { message: text ?? String(err), responseCode, command, response } };
   }
 }

@@ -1,5 +1,6 @@
 import type { ParsedMail } from 'mailparser';
-import { enhancedStatusIn, type BounceDetail } from '../mail/results.ts';
+import { enhancedStatusIn, refusesTheMessage } from '../mail/enhanced-status.ts';
+import type { BounceDetail } from '../mail/results.ts';
 
 /**
  * What a message delivered to a Return-Path says, read from its machine-readable part: a delivery
@@ -43,8 +44,10 @@ export function readReport(mail: Pick<ParsedMail, 'attachments'>): Report {
 
 /**
  * What a DSN means for our email (one recipient per email, so its first recipient): a failure
- * with a permanent status (5.x.x) is a hard bounce; a failure with a transient one (4.x.x) means
- * the relay gave up after its own retries, a final soft bounce; `delayed` and every other action
+ * with a permanent status (5.x.x) is a hard bounce, unless the status says the message was refused
+ * rather than the address (refusesTheMessage: blocked, spam, too big), a soft one; a failure with a
+ * transient one (4.x.x) means the relay gave up after its own retries, a final soft bounce;
+ * `delayed` and every other action
  * record nothing (the relay is still trying). A generic `X.0.0` status gives way to a more
  * precise code of the same class in the diagnostic (Exim writes `5.0.0` beside `550 5.1.1`).
  */
@@ -56,7 +59,7 @@ export function bounceOf(report: Report): BounceDetail | null {
   let status = failed.status ?? inDiagnostic;
   if (status && inDiagnostic && /\.0\.0$/.test(status) && inDiagnostic[0] === status[0]) status = inDiagnostic;
   return {
-    type: status?.startsWith('4') ? 'soft' : 'hard',
+    type: status?.startsWith('4') || refusesTheMessage(status) ? 'soft' : 'hard',
     ...optional('status', status),
     ...optional('diagnostic', failed.diagnostic),
   };

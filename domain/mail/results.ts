@@ -19,10 +19,6 @@ export interface BounceDetail {
   diagnostic?: string;
 }
 
-/** The enhanced status code (RFC 3463) in a server's words: `550 5.1.1 <a@b>: unknown` → `5.1.1`. */
-export function enhancedStatusIn(text: string): string | undefined {
-  return /(?:^|[\s(])([245]\.\d{1,3}\.\d{1,3})(?=[\s).;:,]|$)/.exec(text)?.[1];
-}
 
 export interface EmailResult {
   emailId: string;

@@ -85,6 +85,8 @@ export interface InstanceOptions {
    * platform's own logger in-process; in distributed mode the apps log at that level too.
    */
   logs?: boolean;
+  /** The relay's login in SMTP_URL (`user:password`); the sink refuses the password `wrong`. */
+  smtpLogin?: string;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     PORT: String(port),
     INBOUND_SMTP_PORT: String(inboundPort),
     DATA_DIR: dataDir,
-    SMTP_URL: smtp.url,
+    SMTP_URL: options.smtpLogin ? smtp.url.replace('smtp://', `smtp://${options.smtpLogin}@`) : smtp.url,
     DNS_SERVERS: dns.address,
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',

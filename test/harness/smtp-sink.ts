@@ -22,6 +22,14 @@ export interface SmtpSink {
   deferRecipients: Set<string>;
   /** How many 4xx answers each address got so far. */
   deferrals: Map<string, number>;
+  /** The whole reply (`552 5.3.4 …`) to the end of a message to these addresses; it is not kept. */
+  refuseMessages: Map<string, string>;
+  /** The whole reply to MAIL FROM an envelope sender (a Return-Path) at these domains. */
+  refuseSenders: Map<string, string>;
+  /** Logins are refused (535) while set; connections already logged in go on (dropConnections). */
+  refuseLogins: boolean;
+  /** Closes every connection not in the middle of a message, as a relay restarting does. */
+  dropConnections(): void;
   /**
    * For these addresses the server takes the whole message (it is in `messages`) and holds its
    * answer until the client is gone: a client that dies now has handed the message over.
@@ -45,6 +53,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const deferRecipients = new Set<string>();
   const deferrals = new Map<string, number>();
   const holdAnswers = new Set<string>();
+  const refuseMessages = new Map<string, string>();
+  const refuseSenders = new Map<string, string>();
+  /** smtp-server writes the code, then the error's message. */
+  const reply = (line: string) => Object.assign(new Error(line.slice(4)), { responseCode: Number(line.slice(0, 3)) });
   let down = false;
   const sockets = new Set<Socket>();
   /** Sockets in the middle of DATA: closed once their message is taken. */
@@ -55,12 +67,21 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     disabledCommands: ['STARTTLS'],
     logger: false,
     size: 50 * 1024 * 1024,
+    // A client given credentials logs in (over plain TCP, as to a relay on loopback), refused
+    // while refuseLogins is set, as a relay refuses a password that was changed.
+    allowInsecureAuth: true,
+    onAuth(auth, _session, callback) {
+      if (sink.refuseLogins) return callback(reply('535 5.7.8 Authentication credentials invalid'));
+      callback(null, { user: auth.username });
+    },
     onConnect(session, callback) {
       if (down) return callback(Object.assign(new Error('421 service not available'), { responseCode: 421 }));
       callback();
     },
-    onMailFrom(_address, _session, callback) {
+    onMailFrom(address, _session, callback) {
       if (down) return callback(Object.assign(new Error('421 shutting down'), { responseCode: 421 }));
+      const refusal = refuseSenders.get(address.address.toLowerCase().split('@')[1] ?? '');
+      if (refusal) return callback(reply(refusal));
       callback();
     },
     onRcptTo(address, _session, callback) {
@@ -83,6 +104,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
+        const refusal = session.envelope.rcptTo.map((r) => refuseMessages.get(r.address.toLowerCase())).find((line) => line !== undefined);
+        if (refusal) {
+          if (socket) inData.delete(socket);
+          callback(reply(refusal));
+          return;
+        }
         const raw = Buffer.concat(chunks);
         const message: ReceivedMessage = {
           raw,
@@ -118,7 +145,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
 
-  return {
+  const sink: SmtpSink = {
     url: `smtp://127.0.0.1:${port}`,
     port,
     messages,
@@ -126,6 +153,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     deferRecipients,
     deferrals,
     holdAnswers,
+    refuseMessages,
+    refuseSenders,
+    refuseLogins: false,
     waitFor(match, timeoutMs = 10_000) {
       const found = messages.find(match);
       if (found) return Promise.resolve(found);
@@ -141,6 +171,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         }, timeoutMs).unref();
       });
     },
+    dropConnections() {
+      for (const socket of sockets) if (!inData.has(socket)) socket.destroy();
+    },
     async stop() {
       down = true;
       await new Promise<void>((resolve) => server.server.close(() => resolve()));
@@ -152,4 +185,5 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return sink;
 }

@@ -51,6 +51,14 @@ describe('bounce reports as real mail systems send them', () => {
     expect(bounceOf(report)).toEqual({ type: 'soft', status: '4.4.7', diagnostic: 'delivery time expired' });
   });
 
+  it('a permanent failure that refuses the message, not the address (blocked, spam, too big), is a soft bounce: no suppression', () => {
+    const failed = (status: string, diagnostic: string) => bounceOf({ kind: 'dsn' as const, recipients: [{ action: 'failed', status, diagnostic }] });
+    expect(failed('5.7.1', '550 5.7.1 Message rejected as spam')).toEqual({ type: 'soft', status: '5.7.1', diagnostic: '550 5.7.1 Message rejected as spam' });
+    expect(failed('5.3.4', '552 5.3.4 Message size exceeds fixed limit')?.type).toBe('soft');
+    expect(failed('5.6.0', '550 5.6.0 content rejected')?.type).toBe('soft');
+    expect(failed('5.2.1', '550 5.2.1 mailbox disabled')?.type).toBe('hard');
+  });
+
   it('a feedback report (ARF) is a complaint, not a bounce', async () => {
     const report = await fixture('arf-abuse.eml');
     expect(report).toEqual({ kind: 'feedback', feedbackType: 'abuse' });

@@ -9,9 +9,26 @@ const smtpError = (response: string, command: string) =>
   Object.assign(new Error(`failed: ${response}`), { code: 'EENVELOPE', response, responseCode: Number(response.slice(0, 3)), command });
 
 describe('what a failed SMTP transaction means', () => {
-  it('a 5xx is a hard bounce, whatever the step', () => {
+  it('a 5xx to RCPT TO or DATA about the address or mailbox, or with no status, is a hard bounce', () => {
     expect(smtpFailureOf(smtpError('550 5.1.1 unknown user', 'RCPT TO'))).toEqual({ kind: 'hard', response: '550 5.1.1 unknown user' });
-    expect(smtpFailureOf(smtpError('554 5.7.1 rejected as spam', 'DATA')).kind).toBe('hard');
+    expect(smtpFailureOf(smtpError('552 5.2.2 mailbox full', 'RCPT TO')).kind).toBe('hard');
+    expect(smtpFailureOf(smtpError('554 transaction failed', 'DATA')).kind).toBe('hard');
+    expect(smtpFailureOf(smtpError('550 5.4.1 recipient address rejected', 'DATA')).kind).toBe('hard');
+  });
+
+  it('a 5xx to RCPT TO or DATA that refuses the message, not the address (X.6, X.7, X.3), is blocked: a soft bounce at once', () => {
+    expect(smtpFailureOf(smtpError('554 5.7.1 rejected as spam', 'DATA'))).toEqual({ kind: 'blocked', response: '554 5.7.1 rejected as spam' });
+    expect(smtpFailureOf(smtpError('554 5.7.1 <a@b.example>: Relay access denied', 'RCPT TO')).kind).toBe('blocked');
+    expect(smtpFailureOf(smtpError('550 5.6.0 content rejected', 'DATA')).kind).toBe('blocked');
+  });
+
+  it("a message too big, or a refused sender, is the message's failure: refused, whatever the recipient", () => {
+    expect(smtpFailureOf(smtpError('552 5.3.4 Message size exceeds fixed limit', 'DATA'))).toEqual({ kind: 'refused', response: '552 5.3.4 Message size exceeds fixed limit' });
+    expect(smtpFailureOf(smtpError('552 message size exceeds maximum', 'DATA')).kind).toBe('refused');
+    expect(smtpFailureOf(smtpError('550 5.7.1 Sender domain not verified', 'MAIL FROM')).kind).toBe('refused');
+    // nodemailer's own check of the relay's EHLO SIZE, before anything is sent (no reply code).
+    const oversized = Object.assign(new Error('Message size larger than allowed 10240000'), { code: 'EMESSAGE', command: 'MAIL FROM' });
+    expect(smtpFailureOf(oversized)).toEqual({ kind: 'refused', response: 'Message size larger than allowed 10240000' });
   });
 
   it('a 4xx to RCPT TO or DATA is a soft bounce: an answer about this recipient or message', () => {
@@ -19,7 +36,10 @@ describe('what a failed SMTP transaction means', () => {
     expect(smtpFailureOf(smtpError('451 4.7.1 greylisted, try later', 'DATA')).kind).toBe('soft');
   });
 
-  it("the relay's own trouble is an outage, which the circuit breaker counts: 421, a refused MAIL FROM or greeting, no connection, a timeout", () => {
+  it("the relay's own trouble is an outage, which the circuit breaker counts: 421, a 4xx to MAIL FROM, a refused greeting, EHLO or login, no connection, a timeout", () => {
+    expect(smtpFailureOf(smtpError('535 5.7.8 Authentication credentials invalid', 'AUTH PLAIN')).kind).toBe('outage');
+    expect(smtpFailureOf(smtpError('554 5.7.1 no SMTP service here', 'CONN')).kind).toBe('outage');
+    expect(smtpFailureOf(smtpError('550 not accepting mail from you', 'EHLO')).kind).toBe('outage');
     expect(smtpFailureOf(smtpError('421 4.3.2 shutting down', 'RCPT TO')).kind).toBe('outage');
     expect(smtpFailureOf(smtpError('451 4.3.0 local error', 'MAIL FROM')).kind).toBe('outage');
     expect(smtpFailureOf(smtpError('421 too busy', 'CONN')).kind).toBe('outage');

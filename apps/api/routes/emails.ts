@@ -18,13 +18,13 @@ const email = z.object({
   bounce: z
     .object({ type: z.enum(['hard', 'soft']), status: z.string().nullable().describe('Enhanced status code, e.g. 5.1.1'), diagnostic: z.string().nullable() })
     .optional()
-    .describe('Hard: a 5xx or a permanent bounce report; soft: 4xx answers until SOFT_BOUNCE_RETRY_HOURS ran out'),
+    .describe('Hard: a 5xx about the address or a permanent bounce report about it; soft: a 5xx that refuses the message (5.6.x, 5.7.x: blocked, spam), or 4xx answers until SOFT_BOUNCE_RETRY_HOURS ran out'),
   deferred: z
     .object({ firstAt: z.string(), count: z.number().int(), nextTryAt: z.string().nullable() })
     .optional()
     .describe('While 4xx answers are retried (status SENDING): the first one, how many so far, and the next try; the soft bounce comes SOFT_BOUNCE_RETRY_HOURS after firstAt'),
   complaint: z.object({ at: z.string(), detail: z.string().nullable() }).optional().describe('A feedback report or POST /v1/complaints about this email'),
-  reason: z.string().optional().describe('Why it was not sent (SKIPPED, SUPPRESSED, FAILED)'),
+  reason: z.string().optional().describe('Why it was not sent (SKIPPED, SUPPRESSED, FAILED: e.g. the relay refused the message or its sender)'),
 });
 
 export function emailRoutes(p: Platform): RouteSpec[] {

@@ -1,5 +1,5 @@
 import type { BounceDetail } from '../results.ts';
-import { enhancedStatusIn } from '../results.ts';
+import { enhancedStatusIn } from '../enhanced-status.ts';
 
 /**
  * What a relay provider tells about one of our emails, in our words: the shared mapping every
