@@ -44,8 +44,6 @@ export type ContactCommand =
   | { kind: 'setSubscribed'; subscribed: boolean }
   /** Service-generated activity such as `email.open`; `eventId` makes a repeat a no-op (see the shell). */
   | ({ kind: 'recordSystemEvent' } & Omit<SystemEvent, 'at'>)
-  /** Several at once, in order, in one turn and one write (`email.sent` with the SMTP answer). */
-  | { kind: 'recordSystemEvents'; events: SystemEvent[] }
   | { kind: 'delete' };
 
 export type ContactEffect =
@@ -87,8 +85,8 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
   const events: RecordedEvent[] = [];
   let next = state;
 
-  if (command.kind === 'recordSystemEvent' || command.kind === 'recordSystemEvents') {
-    events.push(...systemRecorded(command.kind === 'recordSystemEvents' ? command.events : [command]));
+  if (command.kind === 'recordSystemEvent') {
+    events.push(...systemRecorded([command]));
   } else {
     const email = command.kind === 'patch' && command.email !== undefined ? command.email : state.email;
     const subscribed = command.subscribed ?? state.subscribed;
@@ -115,7 +113,11 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
   };
 }
 
-/** System events as they are recorded: with their given id and time, when they have them. */
+/**
+ * System events as they are recorded: with their given id and time, when they have them. Several
+ * at once (`email.sent` with the SMTP answer) skip `decide`: they change nothing but the counts,
+ * which the shell's `recordSystemEvents` adds in one write (actor.ts).
+ */
 export function systemRecorded(events: (SystemEvent | Omit<SystemEvent, 'at'>)[]): RecordedEvent[] {
   return events.map((e) => ({ ...(e.eventId ? { id: e.eventId } : {}), name: e.name, data: e.data ?? {}, system: true, ...('at' in e && e.at ? { at: e.at } : {}) }));
 }
