@@ -47,9 +47,9 @@ export function readReport(mail: Pick<ParsedMail, 'attachments'>): Report {
  * with a permanent status (5.x.x) is a hard bounce, unless the status says the message was refused
  * rather than the address (refusesTheMessage: blocked, spam, too big), a soft one; a failure with a
  * transient one (4.x.x) means the relay gave up after its own retries, a final soft bounce;
- * `delayed` and every other action
- * record nothing (the relay is still trying). A generic `X.0.0` status gives way to a more
- * precise code of the same class in the diagnostic (Exim writes `5.0.0` beside `550 5.1.1`).
+ * `delayed` and every other action record nothing (the relay is still trying). A generic `X.0.0`
+ * status gives way to a more precise code of the same class in the diagnostic (Exim writes
+ * `5.0.0` beside `550 5.1.1`).
  */
 export function bounceOf(report: Report): BounceDetail | null {
   if (report.kind !== 'dsn') return null;
