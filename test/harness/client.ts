@@ -15,6 +15,12 @@ export interface CallOptions {
   raw?: Body;
 }
 
+/**
+ * The requestId of every 500 a test got: a 500 is always a bug, and an instance's dispose prints
+ * what the platform logged for each (distributed mode, whose logs are files deleted after).
+ */
+export const internalErrors = new Set<string>();
+
 export class ApiClient {
   readonly baseUrl: string;
   readonly auth?: string;
@@ -46,6 +52,8 @@ export class ApiClient {
     } catch {
       // not JSON: the test sees the text
     }
+    const requestId = res.status === 500 ? (parsed as { error?: { requestId?: unknown } } | undefined)?.error?.requestId : undefined;
+    if (typeof requestId === 'string') internalErrors.add(requestId);
     return { status: res.status, headers: res.headers, body: parsed as T };
   }
 

@@ -10,7 +10,7 @@ import { embeddedAdapters } from '../../runtime/embedded.ts';
 import { createLogger } from '../../runtime/logging.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
-import { ApiClient, eventually } from './client.ts';
+import { ApiClient, eventually, internalErrors } from './client.ts';
 import { startDnsServer, type DnsServer } from './dns-server.ts';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 
@@ -131,13 +131,7 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     inboundPort: Number(env.INBOUND_SMTP_PORT),
     async logs() {
       if (TEST_MODE !== 'distributed') return lines.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => ({ process: 'embedded', line }));
-      const dir = join(dataDir, 'logs');
-      const out: { process: string; line: string }[] = [];
-      for (const file of (await readdir(dir)).filter((f) => f.endsWith('.log'))) {
-        const text = await readFile(join(dir, file), 'utf8');
-        for (const line of text.split('\n').filter(Boolean)) out.push({ process: file.slice(0, -'.log'.length), line });
-      }
-      return out;
+      return distributedLogs(dataDir);
     },
     get mailerUrl() {
       return runner.mailerUrl?.() ?? url;
@@ -154,12 +148,32 @@ export async function startInstance(options: InstanceOptions = {}): Promise<Inst
     async dispose() {
       await runner.stop('apps');
       await runner.dispose?.();
+      if (TEST_MODE === 'distributed' && internalErrors.size > 0) printInternalErrors(await distributedLogs(dataDir));
       await smtp.close();
       await dns.close();
       // KEEP_TEST_DATA=1 keeps the data and, in distributed mode, every process's logs.
       if (!process.env.KEEP_TEST_DATA) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Every line each process of a distributed instance logged, by process. */
+async function distributedLogs(dataDir: string): Promise<{ process: string; line: string }[]> {
+  const dir = join(dataDir, 'logs');
+  const out: { process: string; line: string }[] = [];
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.log'))) {
+    const text = await readFile(join(dir, file), 'utf8');
+    for (const line of text.split('\n').filter(Boolean)) out.push({ process: file.slice(0, -'.log'.length), line });
+  }
+  return out;
+}
+
+/** What the platform logged about each 500 the tests got (internalErrors), on stderr. */
+function printInternalErrors(logs: { process: string; line: string }[]): void {
+  const ids = [...internalErrors];
+  const lines = logs.filter(({ line }) => ids.some((id) => line.includes(id)));
+  for (const { process: name, line } of lines.slice(0, 20)) console.error(`[500 in ${name}] ${line.slice(0, 4000)}`);
+  for (const { line } of lines) for (const id of ids) if (line.includes(id)) internalErrors.delete(id);
 }
 
 interface Runner {
