@@ -29,7 +29,7 @@ export function startMailer(p: Platform): { close(): void } {
     errorThresholdPercentage: 50,
     volumeThreshold: 5,
     resetTimeout: 5_000,
-    // Answers about one email (bounces, blocks, refusals) say nothing about the relay's health;
+    // Answers about one email (bounces, refusals) say nothing about the relay's health;
     // nor does an email we could not render.
     errorFilter: (err) => err instanceof RenderError || isAnswerAboutTheEmail(err),
   });
@@ -145,8 +145,8 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
       return;
     }
     const next = failure.kind === 'soft' ? afterSoftFailure(email.softFailures, new Date(), p.config.softBounceRetryHours) : undefined;
-    if (failure.kind === 'hard' || failure.kind === 'blocked' || next?.kind === 'bounce') {
-      // Records email.bounce (hard; soft when blocked, or once the retry window is over); results.ts does the rest.
+    if (failure.kind === 'hard' || next?.kind === 'bounce') {
+      // Records email.bounce (hard, or soft once the retry window is over); results.ts does the rest.
       const response = (failure as { response: string }).response;
       const status = enhancedStatusIn(response);
       const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };

@@ -13,8 +13,9 @@ export function enhancedStatusIn(text: string): string | undefined {
  * Whether a failure's status is about the message or the sender rather than the address: the
  * subjects X.3 (the receiving system: 5.3.4 message too big), X.6 (the content) and X.7 (policy:
  * blocked, rejected as spam, DMARC, relaying denied). Such a permanent failure is no reason to
- * suppress the address and unsubscribe the contact (a soft bounce, counted as one); X.1 (the
- * address), X.2 (the mailbox), X.4, X.5 and a failure without a status are.
+ * suppress the address and unsubscribe the contact (at send time the email FAILED; in a bounce
+ * report, a soft bounce); X.1 (the address), X.2 (the mailbox), X.4, X.5 and a failure without a
+ * status are.
  */
 export function refusesTheMessage(status: string | undefined): boolean {
   return status !== undefined && /^\d\.[367]\./.test(status);

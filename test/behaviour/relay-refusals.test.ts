@@ -1,6 +1,7 @@
 // A relay's 5xx that is not about the recipient's address: the message too big, the sender
-// refused, the message blocked as spam, a refused login. None of them may suppress the address or
-// unsubscribe the contact (a hard bounce does both), and a login the relay refuses holds the mail.
+// refused, relaying denied, the message refused as spam, a refused login. None of them may
+// suppress the address or unsubscribe the contact (a hard bounce does both): the email FAILED with
+// the relay's words, and a login the relay refuses holds the mail until it works.
 // The first part goes through the mailer's own SMTP client (a plain relay that pipelines), the
 // login through nodemailer (a relay with credentials).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,15 +87,19 @@ describe('answers about the message, not the address', () => {
     await emailWhen(s, next.email, (e) => e.status === 'DELIVERED', 'the next email delivered');
   });
 
-  it('a message blocked as spam (554 5.7.1) is a soft bounce: BOUNCED, the contact stays subscribed and the address unsuppressed', async () => {
-    const to = address('spam');
-    s.instance.smtp.refuseMessages.set(to, '554 5.7.1 Message rejected as spam');
-    const sent = await send(s, to);
-    // The suppression, had there been one, is written before the event.
-    const email = await emailWhen(s, sent.email, (e) => names(e.events).includes('email.bounce'), 'the bounce');
-    expect(email).toMatchObject({ status: 'BOUNCED', bounce: { type: 'soft', status: '5.7.1', diagnostic: expect.stringMatching(/^554 5\.7\.1/) } });
-    expect(email.events.find((e: EventRecord) => e.name === 'email.bounce')?.data).toMatchObject({ type: 'soft', status: '5.7.1' });
-    await untouched(s, to, sent.contact.id);
+  it('a message the relay refuses by policy (554 5.7.1 at RCPT TO: relaying denied, or as spam after the message) is FAILED, not a bounce', async () => {
+    const denied = address('denied');
+    s.instance.smtp.refuseRecipients.set(denied, '554 5.7.1 <relay>: Relay access denied');
+    const spam = address('spam');
+    s.instance.smtp.refuseMessages.set(spam, '554 5.7.1 Message rejected as spam');
+    for (const [to, words] of [[denied, 'Relay access denied'], [spam, 'Message rejected as spam']]) {
+      const sent = await send(s, to);
+      const email = await emailWhen(s, sent.email, (e) => e.status !== 'SENDING' && e.status !== 'QUEUED' && names(e.events).includes('email.sent'), 'the refusal');
+      expect(email).toMatchObject({ status: 'FAILED', reason: expect.stringContaining(words), response: expect.stringMatching(/^554 5\.7\.1/) });
+      expect(email.bounce).toBeUndefined();
+      expect(names(email.events)).toEqual(['email.sent']);
+      await untouched(s, to, sent.contact.id);
+    }
   });
 
   it('an unknown mailbox (550 5.1.1) is still a hard bounce: suppressed and unsubscribed', async () => {

@@ -22,6 +22,8 @@ export interface SmtpSink {
   deferRecipients: Set<string>;
   /** How many 4xx answers each address got so far. */
   deferrals: Map<string, number>;
+  /** The whole reply (`554 5.7.1 …`) to RCPT TO these addresses. */
+  refuseRecipients: Map<string, string>;
   /** The whole reply (`552 5.3.4 …`) to the end of a message to these addresses; it is not kept. */
   refuseMessages: Map<string, string>;
   /** The whole reply to MAIL FROM an envelope sender (a Return-Path) at these domains. */
@@ -53,6 +55,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const deferRecipients = new Set<string>();
   const deferrals = new Map<string, number>();
   const holdAnswers = new Set<string>();
+  const refuseRecipients = new Map<string, string>();
   const refuseMessages = new Map<string, string>();
   const refuseSenders = new Map<string, string>();
   /** smtp-server writes the code, then the error's message. */
@@ -85,6 +88,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       callback();
     },
     onRcptTo(address, _session, callback) {
+      const refusal = refuseRecipients.get(address.address.toLowerCase());
+      if (refusal) return callback(reply(refusal));
       if (rejectRecipients.has(address.address.toLowerCase())) {
         const err = Object.assign(new Error('550 5.1.1 mailbox unavailable'), { responseCode: 550 });
         callback(err);
@@ -153,6 +158,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     deferRecipients,
     deferrals,
     holdAnswers,
+    refuseRecipients,
     refuseMessages,
     refuseSenders,
     refuseLogins: false,

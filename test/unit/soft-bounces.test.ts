@@ -16,10 +16,11 @@ describe('what a failed SMTP transaction means', () => {
     expect(smtpFailureOf(smtpError('550 5.4.1 recipient address rejected', 'DATA')).kind).toBe('hard');
   });
 
-  it('a 5xx to RCPT TO or DATA that refuses the message, not the address (X.6, X.7, X.3), is blocked: a soft bounce at once', () => {
-    expect(smtpFailureOf(smtpError('554 5.7.1 rejected as spam', 'DATA'))).toEqual({ kind: 'blocked', response: '554 5.7.1 rejected as spam' });
-    expect(smtpFailureOf(smtpError('554 5.7.1 <a@b.example>: Relay access denied', 'RCPT TO')).kind).toBe('blocked');
-    expect(smtpFailureOf(smtpError('550 5.6.0 content rejected', 'DATA')).kind).toBe('blocked');
+  it('a 5xx to RCPT TO or DATA that refuses the message, not the address (X.3, X.6, X.7), is refused: our relay\'s policy about us', () => {
+    expect(smtpFailureOf(smtpError('554 5.7.1 rejected as spam', 'DATA'))).toEqual({ kind: 'refused', response: '554 5.7.1 rejected as spam' });
+    expect(smtpFailureOf(smtpError('554 5.7.1 <a@b.example>: Relay access denied', 'RCPT TO')).kind).toBe('refused');
+    expect(smtpFailureOf(smtpError('550 5.6.0 content rejected', 'DATA')).kind).toBe('refused');
+    expect(smtpFailureOf(smtpError('550 5.3.2 system not accepting network messages', 'RCPT TO')).kind).toBe('refused');
   });
 
   it("a message too big, or a refused sender, is the message's failure: refused, whatever the recipient", () => {

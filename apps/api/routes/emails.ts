@@ -18,7 +18,7 @@ const email = z.object({
   bounce: z
     .object({ type: z.enum(['hard', 'soft']), status: z.string().nullable().describe('Enhanced status code, e.g. 5.1.1'), diagnostic: z.string().nullable() })
     .optional()
-    .describe('Hard: a 5xx about the address or a permanent bounce report about it; soft: a 5xx that refuses the message (5.6.x, 5.7.x: blocked, spam), or 4xx answers until SOFT_BOUNCE_RETRY_HOURS ran out'),
+    .describe('Hard: a 5xx about the address, or a permanent bounce report about it; soft: 4xx answers until SOFT_BOUNCE_RETRY_HOURS ran out, or a bounce report that refuses the message rather than the address (5.3.x, 5.6.x, 5.7.x)'),
   deferred: z
     .object({ firstAt: z.string(), count: z.number().int(), nextTryAt: z.string().nullable() })
     .optional()
