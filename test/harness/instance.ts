@@ -85,7 +85,7 @@ export interface InstanceOptions {
    * platform's own logger in-process; in distributed mode the apps log at that level too.
    */
   logs?: boolean;
-  /** The relay's login in SMTP_URL (`user:password`); the sink refuses the password `wrong`. */
+  /** A login in SMTP_URL (`user:password`): the mailer then sends through nodemailer, which logs in (the sink's refuseLogins). */
   smtpLogin?: string;
 }
 
