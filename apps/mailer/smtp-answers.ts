@@ -31,14 +31,15 @@ export function smtpFailureOf(err: unknown): SmtpFailure {
   if (typeof code !== 'number') return typeof message === 'string' && OVER_SIZE.test(message) ? { kind: 'refused', response: message } : { kind: 'outage' };
   const answer = response ?? message ?? String(code);
   const status = enhancedStatusIn(answer);
+  const perMessage = command !== undefined && PER_MESSAGE_COMMANDS.has(command);
   if (code >= 500 && code < 600) {
     if (command === 'MAIL FROM') return { kind: 'refused', response: answer };
-    if (command === undefined || !PER_MESSAGE_COMMANDS.has(command)) return { kind: 'outage' };
+    if (!perMessage) return { kind: 'outage' };
     // 552 without a status after the message is its size; to RCPT TO it is often a full mailbox.
     const refused = refusesTheMessage(status) || (code === 552 && !status && command === 'DATA');
     return { kind: refused ? 'refused' : 'hard', response: answer };
   }
-  if (code >= 400 && code < 500 && code !== 421 && command !== undefined && PER_MESSAGE_COMMANDS.has(command)) return { kind: 'soft', response: answer };
+  if (code >= 400 && code < 500 && code !== 421 && perMessage) return { kind: 'soft', response: answer };
   return { kind: 'outage' };
 }
 

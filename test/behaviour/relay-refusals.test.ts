@@ -44,6 +44,9 @@ const emailWhen = (s: Setup, id: string, done: (email: { status: string; events:
 
 const names = (events: EventRecord[]) => events.map((e) => e.name);
 
+/** Out of the mailer's hands: email.sent is recorded after the final status is written. */
+const settled = (e: { status: string; events: EventRecord[] }) => e.status !== 'SENDING' && e.status !== 'QUEUED' && names(e.events).includes('email.sent');
+
 /** The recipient is as before the email: subscribed, and not on the suppression list. */
 async function untouched(s: Setup, to: string, contactId: string): Promise<void> {
   expect((await s.project.api.get(`/contacts/${contactId}`)).body.data.subscribed).toBe(true);
@@ -61,8 +64,7 @@ describe('answers about the message, not the address', () => {
     const to = address('big');
     s.instance.smtp.refuseMessages.set(to, '552 5.3.4 Message size exceeds fixed limit');
     const sent = await send(s, to);
-    // email.sent is recorded after the status is written: with it, the mailer is done.
-    const email = await emailWhen(s, sent.email, (e) => e.status !== 'SENDING' && e.status !== 'QUEUED' && names(e.events).includes('email.sent'), 'the refusal');
+    const email = await emailWhen(s, sent.email, settled, 'the refusal');
     expect(email).toMatchObject({ status: 'FAILED', reason: expect.stringContaining('5.3.4 Message size exceeds fixed limit'), response: expect.stringMatching(/^552 5\.3\.4/) });
     expect(email.bounce).toBeUndefined();
     expect(names(email.events)).toEqual(['email.sent']);
@@ -77,7 +79,7 @@ describe('answers about the message, not the address', () => {
     const senderDomain = (await s.instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN)).mailFrom.split('@')[1];
     s.instance.smtp.refuseSenders.set(senderDomain, '550 5.7.1 Sender address not allowed');
     const sent = await send(s, to);
-    const email = await emailWhen(s, sent.email, (e) => e.status !== 'SENDING' && e.status !== 'QUEUED' && names(e.events).includes('email.sent'), 'the refusal');
+    const email = await emailWhen(s, sent.email, settled, 'the refusal');
     s.instance.smtp.refuseSenders.delete(senderDomain);
     expect(email).toMatchObject({ status: 'FAILED', reason: expect.stringContaining('Sender address not allowed'), response: expect.stringMatching(/^550 5\.7\.1/) });
     expect(email.bounce).toBeUndefined();
@@ -94,7 +96,7 @@ describe('answers about the message, not the address', () => {
     s.instance.smtp.refuseMessages.set(spam, '554 5.7.1 Message rejected as spam');
     for (const [to, words] of [[denied, 'Relay access denied'], [spam, 'Message rejected as spam']]) {
       const sent = await send(s, to);
-      const email = await emailWhen(s, sent.email, (e) => e.status !== 'SENDING' && e.status !== 'QUEUED' && names(e.events).includes('email.sent'), 'the refusal');
+      const email = await emailWhen(s, sent.email, settled, 'the refusal');
       expect(email).toMatchObject({ status: 'FAILED', reason: expect.stringContaining(words), response: expect.stringMatching(/^554 5\.7\.1/) });
       expect(email.bounce).toBeUndefined();
       expect(names(email.events)).toEqual(['email.sent']);
