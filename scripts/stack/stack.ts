@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { typescriptArgs } from '../../runtime/node-typescript.ts';
 import { runtimeBinaries } from './binaries.ts';
 import { ferretdbSpec, postgresSpec } from './postgres.ts';
 import { freePort, Supervisor, waitForHttp, waitForTcp } from './processes.ts';
@@ -163,7 +164,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const app = supervisor.start({
         name,
         command: process.execPath,
-        args: ['--import', 'tsx', entry],
+        args: [...typescriptArgs, entry],
         cwd: ROOT,
         env: { ...appEnv, ...env, PORT: String(publicPort), APP_PORT: String(appPort), DAPR_HTTP_PORT: String(httpPort), DAPR_GRPC_PORT: String(grpcPort) },
         // The sidecar is healthy once it reached the app and loaded its actors and subscriptions.

@@ -8,6 +8,7 @@ import { boot, type Running } from '../../runtime/boot.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { embeddedAdapters } from '../../runtime/embedded.ts';
 import { createLogger } from '../../runtime/logging.ts';
+import { typescriptArgs } from '../../runtime/node-typescript.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ApiClient, eventually, internalErrors } from './client.ts';
@@ -215,7 +216,7 @@ function processRunner(env: Record<string, string>, url: string): Runner {
   let child: ChildProcess | undefined;
   return {
     async start() {
-      child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/main.ts'], {
+      child = spawn(process.execPath, [...typescriptArgs, 'apps/api/main.ts'], {
         env: { ...process.env, ...env },
         stdio: ['ignore', 'ignore', 'inherit'],
       });

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { typescriptArgs } from '../../runtime/node-typescript.ts';
 import { openStore } from '../harness/store.ts';
 
 // `npm run backup -- <file>` (scripts/backup.ts) against a store that is open and being written,
@@ -14,7 +15,7 @@ let dir: string;
 let store: SqliteStore;
 
 function backup(dataDir: string, ...args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/backup.ts', ...args], {
+  return spawnSync(process.execPath, [...typescriptArgs, 'scripts/backup.ts', ...args], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir },
     encoding: 'utf8',
