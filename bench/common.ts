@@ -7,6 +7,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DocumentStore } from '../ports/store.ts';
+import { TYPESCRIPT_PRELOAD } from '../runtime/node-typescript.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLK_TCK = 100; // USER_HZ of /proc/<pid>/stat and /proc/stat on Linux
@@ -50,8 +51,8 @@ export function startNodeOptions(root = ROOT): string {
 
 /**
  * `node [--cpu-prof] --import <the tree's TypeScript preload> --import ./bench/orphan-guard.ts
- * <script>`, registered for cleanup, with an IPC channel unless `ipc: false`. The orphan guard ends the child if this
- * process dies without stopping it. `root` is the tree the script is run from (its directory is
+ * <script>`, registered for cleanup, with an IPC channel unless `ipc: false`. The orphan guard
+ * ends the child if this process dies without stopping it. `root` is the tree the script is run from (its directory is
  * the child's cwd): this one, or a `worktreeOf` another commit.
  */
 export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, profileDir?: string, { ipc = true, root = ROOT } = {}): Child {
@@ -83,7 +84,7 @@ export function startChild(name: string, script: string, env: NodeJS.ProcessEnv,
  * tree from before it, so a `--compare-ref` tree runs as it did then.
  */
 function typescriptPreload(root: string): string {
-  const preload = join(root, 'runtime', 'load-typescript.mjs');
+  const preload = join(root, TYPESCRIPT_PRELOAD);
   return existsSync(preload) ? preload : 'tsx';
 }
 

@@ -1,5 +1,6 @@
-// Preloaded by every command that runs the project's TypeScript (`node --import
-// ./runtime/load-typescript.mjs <entry>.ts`; from code, typescriptArgs in node-typescript.ts).
+// Preloaded by every process that runs the project's TypeScript (`node --import
+// ./runtime/load-typescript.mjs <entry>.ts`; from code, typescriptArgs in node-typescript.ts),
+// the mailer's sending threads included.
 //
 // Node 22.18+, 23.6+ and 24 strip the types themselves: the code is erasable syntax only
 // (tsconfig: erasableSyntaxOnly, verbatimModuleSyntax), which is all stripping runs. Older Node

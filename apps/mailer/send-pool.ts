@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Config } from '../../runtime/config.ts';
+import { typescriptArgs } from '../../runtime/node-typescript.ts';
 import type { RenderTask } from './render.ts';
 import { SMTP_CONNECTIONS } from './transport.ts';
 
@@ -73,8 +74,9 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>, onCommitte
     const started = new Piscina<RenderTask, SendOutcome>({
       filename: new URL('./send-thread.ts', import.meta.url).href,
       workerData: { smtpUrl: config.smtpUrl, dataDir: config.dataDir, connections, slots } satisfies SendThreadData,
-      // Node's own type stripping loads the worker; no inherited preloads or profiler flags.
-      execArgv: [],
+      // Our TypeScript preload only (Node's own stripping, or tsx where Node has none); no inherited
+      // profiler flags.
+      execArgv: typescriptArgs,
       minThreads: 0,
       maxThreads: threads,
       idleTimeout: 30_000,
