@@ -6,7 +6,7 @@
 // (tsconfig: erasableSyntaxOnly, verbatimModuleSyntax), which is all stripping runs. Older Node
 // (20) gets tsx's loader instead. Why not tsx everywhere: it compiles with esbuild's keepNames,
 // so every function made at run time (each closure, each arrow in an object literal) is followed
-// by an Object.defineProperty that names it. Without it, a campaign email the relay signs cost
-// about 6% less CPU (median of six paired runs, 1–13%); one the platform signs, the same within
-// the noise (bench/results/campaign-profile.md, session 13).
+// by an Object.defineProperty that names it. Without it, a campaign email cost about 5% less CPU
+// when the relay signs it (median of seven paired runs, 1–13%) and 1% when the platform does
+// (five pairs, +3% to −7%) (bench/results/campaign-profile.md, session 13).
 if (!process.features.typescript) await import('tsx');
