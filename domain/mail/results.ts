@@ -19,7 +19,6 @@ export interface BounceDetail {
   diagnostic?: string;
 }
 
-
 export interface EmailResult {
   emailId: string;
   projectId: string;

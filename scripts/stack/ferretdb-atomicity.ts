@@ -5,7 +5,7 @@
  * by `_id` (its `msg_update.go`, `backends/postgresql` `UpdateAll`), with nothing tying the write
  * to what was read. Run it again when FerretDB is upgraded (docs/decisions.md, "Distributed store").
  *
- *   node --import tsx scripts/stack/ferretdb-atomicity.ts
+ *   node --import ./runtime/load-typescript.mjs scripts/stack/ferretdb-atomicity.ts
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

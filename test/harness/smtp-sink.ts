@@ -78,28 +78,23 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       callback(null, { user: auth.username });
     },
     onConnect(session, callback) {
-      if (down) return callback(Object.assign(new Error('421 service not available'), { responseCode: 421 }));
+      if (down) return callback(reply('421 service not available'));
       callback();
     },
     onMailFrom(address, _session, callback) {
-      if (down) return callback(Object.assign(new Error('421 shutting down'), { responseCode: 421 }));
+      if (down) return callback(reply('421 shutting down'));
       const refusal = refuseSenders.get(address.address.toLowerCase().split('@')[1] ?? '');
       if (refusal) return callback(reply(refusal));
       callback();
     },
     onRcptTo(address, _session, callback) {
-      const refusal = refuseRecipients.get(address.address.toLowerCase());
-      if (refusal) return callback(reply(refusal));
-      if (rejectRecipients.has(address.address.toLowerCase())) {
-        const err = Object.assign(new Error('550 5.1.1 mailbox unavailable'), { responseCode: 550 });
-        callback(err);
-        return;
-      }
       const to = address.address.toLowerCase();
+      const refusal = refuseRecipients.get(to);
+      if (refusal) return callback(reply(refusal));
+      if (rejectRecipients.has(to)) return callback(reply('550 5.1.1 mailbox unavailable'));
       if (deferRecipients.has(to)) {
         deferrals.set(to, (deferrals.get(to) ?? 0) + 1);
-        callback(Object.assign(new Error('4.2.2 mailbox full, try again later'), { responseCode: 452 }));
-        return;
+        return callback(reply('452 4.2.2 mailbox full, try again later'));
       }
       callback();
     },
