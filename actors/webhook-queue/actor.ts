@@ -87,14 +87,19 @@ export function webhookQueues(p: Platform): WebhookQueues {
     }
     const self: Running = { again: false, done: Promise.resolve() };
     running.set(webhookId, self);
-    self.done = detached(() => run(webhookId, self))
-      .catch((err) => {
-        if (!stopping) p.log.error({ webhookId, err: (err as Error).message }, 'webhook queue failed; its reminder runs it again');
-      })
-      .finally(() => {
-        running.delete(webhookId);
-        if (!stopping) void p.actors.invoke(WEBHOOK_QUEUE_ACTOR, webhookId, 'settle').catch((err) => p.log.warn({ webhookId, err: (err as Error).message }, 'could not set the webhook queue reminder'));
-      });
+    // The settle is chained inside `detached` too: a run with nothing due can end while the kick
+    // that started it still runs, and a settle called from the kick's context was refused as a
+    // reentrant call, leaving no reminder for the next retry (a fast restart before it was due).
+    self.done = detached(() =>
+      run(webhookId, self)
+        .catch((err) => {
+          if (!stopping) p.log.error({ webhookId, err: (err as Error).message }, 'webhook queue failed; its reminder runs it again');
+        })
+        .finally(() => {
+          running.delete(webhookId);
+          if (!stopping) void p.actors.invoke(WEBHOOK_QUEUE_ACTOR, webhookId, 'settle').catch((err) => p.log.warn({ webhookId, err: (err as Error).message }, 'could not set the webhook queue reminder'));
+        }),
+    );
     return true;
   };
 
