@@ -1,10 +1,9 @@
 // The ContactActor shell: load state, decide, perform the effects. Nothing else.
-import { contacts, eventKey, toContact, type ContactDoc } from '../../domain/contacts/collection.ts';
+import { contacts, toContact, type ContactDoc } from '../../domain/contacts/collection.ts';
 import { recordDataTypes } from '../../domain/contacts/data-types.ts';
 import type { Contact, SimpleValue } from '../../domain/contacts/schema.ts';
 import { AppError } from '../../domain/errors.ts';
-import { EVENTS_TOPIC, events as eventsOf, type EventDoc, type EventMessage, type RecordedEvents } from '../../domain/events/collection.ts';
-import { wantedNames } from '../../domain/events/recorded.ts';
+import { events as eventsOf, type EventDoc } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
 import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
 import { applyPresence, isMembershipEventName, membershipChanges, trackedSegments } from '../../domain/segments/membership.ts';
@@ -12,7 +11,8 @@ import { segments, type SegmentDoc } from '../../domain/segments/collection.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { decide, systemRecorded, type ContactCommand, type ContactState, type Decision, type SystemEvent } from './behaviour.ts';
+import { decide, type ContactCommand, type ContactState, type Decision } from './behaviour.ts';
+import { countEvents, publishRecorded } from './recorded-events.ts';
 
 export const CONTACT_ACTOR = 'ContactActor';
 
@@ -21,12 +21,6 @@ export interface ContactResult {
   /** Ids of the events this turn recorded, tracked event first. */
   eventIds: string[];
 }
-
-/**
- * What recording an email's results answers: the ids it recorded, not the contact (its one
- * caller, results.ts, has no use for it, and a copy of it crossed the actor host for every email).
- */
-export type SystemEventsResult = Pick<ContactResult, 'eventIds'>;
 
 type Ctx = ActorContext<ContactState>;
 
@@ -77,8 +71,6 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       track: (ctx, { transient, known, ...input }) => turn(ctx, { kind: 'track', ...input }, transient, known),
       setSubscribed: (ctx, { known, ...input }) => turn(ctx, { kind: 'setSubscribed', ...input }, {}, known),
       recordSystemEvent: (ctx, input) => turn(ctx, { kind: 'recordSystemEvent', ...input }),
-      // Several system events (an email's result) take a path of their own, in two writes.
-      recordSystemEvents: (ctx, input: { events: SystemEvent[] }) => recordSystemEvents(p, ctx, input.events, new Date()),
       delete: (ctx) => turn(ctx, { kind: 'delete' }),
       /** The sweep and static member changes: re-evaluate these tracked segments for this contact. */
       syncSegments: async (ctx, { segmentIds }: { segmentIds: string[] }) => {
@@ -92,9 +84,10 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
 
 /**
  * The contact's state is its document: born in the store (the atomic claim on project+email) and
- * written by this actor's turns only, so no second copy is kept in the actor state store. One
- * write less per turn, and no copy to fall behind the document if a turn stops between the two
- * (in distributed mode they are two stores). Turns of one contact never overlap, so the document
+ * written by this actor's turns only (but for the counts of system events, which system-events.ts
+ * adds by `$inc` outside them, raising the version), so no second copy is kept in the actor state
+ * store. One write less per turn, and no copy to fall behind the document if a turn stops between
+ * the two (in distributed mode they are two stores). Turns of one contact never overlap, so the document
  * read at the start of a turn is the one the turn changes; a copy the caller read before the turn
  * (`KnownContact`) is checked by the write instead.
  */
@@ -174,79 +167,8 @@ async function perform(
     await recordDataTypes(p.store, before.projectId, decision.state.data);
   }
 
-  await publishRecorded(p, recorded, transient);
+  await publishRecorded(p, [recorded], transient);
   return recorded.map((e) => e._id);
-}
-
-/** Adds `events` to the contact's `eventStats` in `update`: a count, the first and the last time, per name. */
-function countEvents(update: Record<string, Record<string, unknown>>, events: Pick<EventDoc, 'name' | 'createdAt'>[], by = 1): void {
-  for (const { name, createdAt: when } of events) {
-    const key = `eventStats.${eventKey(name)}`;
-    const inc = (update.$inc ??= {});
-    inc[`${key}.count`] = ((inc[`${key}.count`] as number | undefined) ?? 0) + by;
-    if (by < 0) continue; // a count taken back leaves the times: they were the same events'
-    const min = (update.$min ??= {});
-    const max = (update.$max ??= {});
-    // Two of one name in a turn: the earlier is `first`, the later `last`.
-    if (!min[`${key}.first`] || when < (min[`${key}.first`] as string)) min[`${key}.first`] = when;
-    if (!max[`${key}.last`] || when > (max[`${key}.last`] as string)) max[`${key}.last`] = when;
-  }
-}
-
-/** One `events.recorded` message for the events a turn recorded that anything acts on (wantedNames). */
-async function publishRecorded(p: Platform, all: EventDoc[], transient: Record<string, SimpleValue>): Promise<void> {
-  if (all.length === 0) return;
-  const wanted = await wantedNames(p, all[0].projectId, all.map((event) => event.name));
-  const recorded = all.filter((event) => wanted.has(event.name));
-  if (recorded.length === 0) return;
-  const messages = recorded.map(
-    (event): EventMessage => ({
-      projectId: event.projectId,
-      contactId: event.contactId,
-      eventId: event._id,
-      name: event.name,
-      // Non-persistent values travel with the event to workflows and are stored nowhere.
-      data: event.system ? event.data : { ...event.data, ...transient },
-      system: event.system,
-      createdAt: event.createdAt,
-    }),
-  );
-  await p.pubsub.publish<RecordedEvents>(EVENTS_TOPIC, { events: messages });
-}
-
-/**
- * An email's `email.sent` and outcome (results.ts), a campaign's commonest turn, in two writes where
- * the general path makes four (a read of the event ids, a read of the contact, the update, the
- * insert): system events only add to the contact's counts, which `$inc`, `$min` and `$max` do on
- * any version of it, so the update needs neither a read nor a version check. It comes first (a
- * deleted contact records nothing, as in the general path); then the events are inserted where
- * their ids are new. A repeat (a redelivered result) finds them there: their counts are taken
- * back (their times need none when the events carry them, `at`, as results.ts's do), and they are
- * published again: a crash after the insert and before the publish (distributed mode, no
- * transaction) then loses no workflow or webhook, and the handlers do nothing twice (an execution
- * takes no event from before its wait). A crash between the two writes leaves the counts one
- * over, as the general path's does.
- */
-async function recordSystemEvents(p: Platform, ctx: Ctx, events: SystemEvent[], now: Date): Promise<SystemEventsResult> {
-  const at = now.toISOString();
-  const recorded = systemRecorded(events).map((e) => ({ ...e, _id: e.id ?? newId(), createdAt: e.at ?? at }));
-  const update: Record<string, Record<string, unknown>> = {};
-  countEvents(update, recorded);
-  (update.$inc ??= {}).version = 1;
-  const after = await contacts(p.store).findOneAndUpdate({ _id: ctx.id }, update, { returnDocument: 'after' });
-  if (!after) throw new AppError('NOT_FOUND', 'Contact not found');
-  const docs = recorded.map(({ _id, name, data, createdAt }): EventDoc => ({ _id, projectId: after.projectId, contactId: ctx.id, name, data, system: true, createdAt }));
-  const inserted = new Set(await eventsOf(p.store).insertNew(docs));
-  const repeats = docs.filter((doc) => !inserted.has(doc._id));
-  if (repeats.length > 0) {
-    const takeBack: Record<string, Record<string, unknown>> = {};
-    countEvents(takeBack, repeats, -1);
-    await contacts(p.store).updateOne({ _id: ctx.id }, takeBack);
-  }
-  await publishRecorded(p, docs, {});
-  const fresh = docs.filter((doc) => inserted.has(doc._id));
-  if (fresh.length > 0) await syncTracked(p, ctx, after.projectId, now);
-  return { eventIds: fresh.map((doc) => doc._id) };
 }
 
 /** Segment membership (trackMembership): the changed contact against its project's tracked DYNAMIC segments, in this turn. */
@@ -292,6 +214,9 @@ async function deleteEverything(p: Platform, ctx: Ctx, projectId: string): Promi
   await p.store.collection('segment_members').deleteMany(owned);
   await p.store.collection('segment_presence').deleteMany(owned);
   await contacts(p.store).deleteOne({ _id: ctx.id });
+  // Again: system events recorded outside this turn (system-events.ts) and inserted since the
+  // first pass found the contact when they counted, so they were left for this pass to delete.
+  await eventsOf(p.store).deleteMany(owned);
   await ctx.deleteState(); // the copy of the document that earlier versions kept in the actor state store
 }
 

@@ -114,9 +114,9 @@ export function decide(state: ContactState, command: ContactCommand, now: Date):
 }
 
 /**
- * System events as they are recorded: with their given id and time, when they have them. Several
- * at once (`email.sent` with the SMTP answer) skip `decide`: they change nothing but the counts,
- * which the shell's `recordSystemEvents` adds in one write (actor.ts).
+ * System events as they are recorded: with their given id and time, when they have them. An
+ * email's (`email.sent` with the SMTP answer) skip `decide`: they change nothing but the counts,
+ * which system-events.ts adds outside the contact's turns.
  */
 export function systemRecorded(events: (SystemEvent | Omit<SystemEvent, 'at'>)[]): RecordedEvent[] {
   return events.map((e) => ({ ...(e.eventId ? { id: e.eventId } : {}), name: e.name, data: e.data ?? {}, system: true, ...('at' in e && e.at ? { at: e.at } : {}) }));

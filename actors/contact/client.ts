@@ -1,8 +1,7 @@
 import type { ContactDoc } from '../../domain/contacts/collection.ts';
 import type { ContactData, SimpleValue } from '../../domain/contacts/schema.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { CONTACT_ACTOR, knownContact, type ContactResult, type KnownContact, type SystemEventsResult } from './actor.ts';
-import type { SystemEvent } from './behaviour.ts';
+import { CONTACT_ACTOR, knownContact, type ContactResult, type KnownContact } from './actor.ts';
 
 /**
  * Typed calls to one ContactActor; every call is one turn of that contact. `doc`: the contact's
@@ -50,11 +49,6 @@ class ContactActorClient {
   /** With an `eventId`, a repeat of the same call records nothing (for at-least-once senders). */
   recordSystemEvent(name: string, data?: Record<string, SimpleValue>, eventId?: string) {
     return this.#call('recordSystemEvent', { name, data, ...(eventId ? { eventId } : {}) });
-  }
-
-  /** Several in one turn and one write, in order; those recorded already (by `eventId`) are left out. */
-  recordSystemEvents(events: SystemEvent[]) {
-    return this.#call<SystemEventsResult>('recordSystemEvents', { events });
   }
 
   delete() {

@@ -6,11 +6,12 @@ import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { enhancedStatusIn } from '../../domain/mail/enhanced-status.ts';
-import { applyEmailResult, EMAIL_RESULTS_TOPIC, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
+import { EMAIL_RESULTS_TOPIC, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
 import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommittedEmails } from './commit-log.ts';
+import { DeliveryRecords } from './delivery-records.ts';
 import type { RenderTask } from './render.ts';
 import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
 import { isAnswerAboutTheEmail, smtpFailureOf } from './smtp-answers.ts';
@@ -37,7 +38,8 @@ export function startMailer(p: Platform): { close(): void } {
   breaker.on('close', () => p.log.info('SMTP circuit closed'));
   p.metrics?.watchCircuit(breaker);
 
-  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, commits, message, (task) => breaker.fire(task)), {
+  const mailer: Mailer = { commits, records: new DeliveryRecords(p), sendMail: (task) => breaker.fire(task) };
+  p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, mailer, message), {
     retryForever: true,
     concurrency: MAILER_HANDLERS,
   });
@@ -49,7 +51,12 @@ export function startMailer(p: Platform): { close(): void } {
   };
 }
 
-type SendMail = (task: RenderTask) => Promise<Sent>;
+/** What every delivery of this mailer shares. */
+interface Mailer {
+  commits: CommittedEmails;
+  records: DeliveryRecords;
+  sendMail: (task: RenderTask) => Promise<Sent>;
+}
 
 /**
  * Emails the embedded mailer has between its claim and its finish at once: enough to keep the
@@ -64,20 +71,20 @@ const MAILER_HANDLERS = 128;
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();
 
-async function deliver(p: Platform, commits: CommittedEmails, message: OutboundMessage, sendMail: SendMail): Promise<void> {
+async function deliver(p: Platform, mailer: Mailer, message: OutboundMessage): Promise<void> {
   const { emailId } = message;
   // The claim below also takes a SENDING email (one a crashed mailer left), so two messages for
   // one email must not run at once here; the other one comes back later and finds it done.
   if (delivering.has(emailId)) throw new Error(`email ${emailId} is being delivered already`);
   delivering.add(emailId);
   try {
-    await deliverOnce(p, commits, message, sendMail);
+    await deliverOnce(p, mailer, message);
   } finally {
     delivering.delete(emailId);
   }
 }
 
-async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, projectId }: OutboundMessage, sendMail: SendMail): Promise<void> {
+async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, { emailId, projectId }: OutboundMessage): Promise<void> {
   // The send slot comes before the claim, so an email waiting for one is still QUEUED: a
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
@@ -175,22 +182,22 @@ async function deliverOnce(p: Platform, commits: CommittedEmails, { emailId, pro
   if (sent.kept) p.log.info({ to: sent.envelope.to.join(', '), subject: sent.subject, file: sent.kept, text: sent.text }, 'dev outbox: email kept (no SMTP_URL)');
   // Recorded before the email is finished: a crash in between leaves it SENDING with its commit
   // record, and the redelivery finishes it and carries the result again (recorded once).
-  await recordDelivery(p, email, sentAt);
+  await recordDelivery(p, records, email, sentAt);
   await finish(p, email, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
   commits.finished(emailId);
 }
 
 /**
- * A delivery's events, recorded by the mailer itself rather than through the results queue: the
- * queue's record, delivery and handler run were some 5% of a campaign's event loop
- * (bench/results/campaign-profile.md, session 11). Should that fail (distributed: the api that
- * hosts the contact restarting), the result takes the queue as before, so sending goes on.
+ * A delivery's events, recorded by the mailer itself (delivery-records.ts) rather than through the
+ * results queue: the queue's record, delivery and handler run were some 5% of a campaign's event
+ * loop (bench/results/campaign-profile.md, session 11). Should that fail (distributed: the store
+ * unreachable for a moment), the result takes the queue as before, so sending goes on.
  */
-async function recordDelivery(p: Platform, email: EmailDoc, sentAt: string): Promise<void> {
+async function recordDelivery(p: Platform, records: DeliveryRecords, email: EmailDoc, sentAt: string): Promise<void> {
   const result = resultOf(email, 'email.delivery', { sentAt });
   if (!result) return;
   try {
-    await applyEmailResult(p, result);
+    await records.record(result);
   } catch (err) {
     p.log.warn({ emailId: email._id, err: (err as Error).message }, 'delivery not recorded at once: queued');
     await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, result);

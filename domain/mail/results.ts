@@ -1,4 +1,6 @@
+import type { SystemEvent } from '../../actors/contact/behaviour.ts';
 import { contactActorClient } from '../../actors/contact/client.ts';
+import { recordSystemEvents, type SystemEventsFor } from '../../actors/contact/system-events.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { AppError } from '../errors.ts';
 import type { SuppressionReason } from '../suppressions/collection.ts';
@@ -85,31 +87,41 @@ export function startEmailResults(p: Platform): void {
  */
 export async function applyEmailResult(p: Platform, result: EmailResult): Promise<void> {
   const limit: SoftBounceLimit = { count: p.config.softBounceSuppressCount, windowDays: p.config.softBounceWindowDays };
-  const contact = contactActorClient(p, result.contactId);
-  const sent = result.sentAt ? { name: 'email.sent', data: { emailId: result.emailId }, eventId: `${result.emailId}:email.sent`, at: result.sentAt } : undefined;
-  try {
-    if (result.event === 'email.bounce' && !(await claimBounce(p, result))) {
-      // Another bounce is the email's (a report overtook the mailer's answer): it was sent all the same.
-      if (sent) await contact.recordSystemEvents([sent]);
-      return;
-    }
-    if (result.event === 'email.complaint') await recordComplaint(p, result);
-    const known = consequenceOf(result);
-    // First the list (idempotent): a redelivery after a crash between the two still suppresses.
-    if (known) await suppressRecipient(p, result, known);
-    const outcome = { name: result.event, data: eventData(result), eventId: `${result.emailId}:${result.event}` };
-    // With its time, the answer's: a repeat of the pair then changes none of the contact's times.
-    if (sent) await contact.recordSystemEvents([sent, { ...outcome, at: result.at }]);
-    else await contact.recordSystemEvent(outcome.name, outcome.data, outcome.eventId);
-    // Soft bounces are counted once this one is recorded: of several at once, the last recorded
-    // sees them all (a redelivery counts the same).
-    const suppression = known ?? (isSoft(result) && limit.count > 0 ? consequenceOf(result, await softBouncesWithin(p, result, limit), limit) : undefined);
-    if (suppression && !known) await suppressRecipient(p, result, suppression);
-    if (suppression) await contact.setSubscribed(false);
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'NOT_FOUND') return; // the contact was deleted meanwhile
-    throw err;
+  if (result.event === 'email.bounce' && !(await claimBounce(p, result))) {
+    // Another bounce is the email's (a report overtook the mailer's answer): it was sent all the same.
+    if (result.sentAt) await recordSystemEvents(p, [systemEventsOf(result, 'email.sent')]);
+    return;
   }
+  if (result.event === 'email.complaint') await recordComplaint(p, result);
+  const known = consequenceOf(result);
+  // First the list (idempotent): a redelivery after a crash between the two still suppresses.
+  if (known) await suppressRecipient(p, result, known);
+  const [recorded] = await recordSystemEvents(p, [systemEventsOf(result)]);
+  if (recorded.gone) return; // the contact was deleted meanwhile
+  // Soft bounces are counted once this one is recorded: of several at once, the last recorded
+  // sees them all (a redelivery counts the same).
+  const suppression = known ?? (isSoft(result) && limit.count > 0 ? consequenceOf(result, await softBouncesWithin(p, result, limit), limit) : undefined);
+  if (suppression && !known) await suppressRecipient(p, result, suppression);
+  if (suppression) {
+    try {
+      await contactActorClient(p, result.contactId).setSubscribed(false);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err; // deleted meanwhile
+    }
+  }
+}
+
+/**
+ * The contact's events for a result: its outcome, after `email.sent` when the result carries the
+ * SMTP answer's time (`only`: just that one). Their ids are the email's and the event's, so each
+ * is recorded once however often the result comes; each has its own time (a repeat then changes
+ * none of the contact's).
+ */
+export function systemEventsOf(result: EmailResult, only?: 'email.sent'): SystemEventsFor {
+  const { emailId, projectId, contactId, sentAt } = result;
+  const sent: SystemEvent[] = sentAt ? [{ name: 'email.sent', data: { emailId }, eventId: `${emailId}:email.sent`, at: sentAt }] : [];
+  const outcome: SystemEvent = { name: result.event, data: eventData(result), eventId: `${emailId}:${result.event}`, at: result.at };
+  return { projectId, contactId, events: only ? sent : [...sent, outcome] };
 }
 
 const isSoft = (result: EmailResult) => result.event === 'email.bounce' && result.bounce?.type === 'soft';

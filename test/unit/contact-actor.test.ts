@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { contactActor } from '../../actors/contact/actor.ts';
+import type { SystemEvent } from '../../actors/contact/behaviour.ts';
 import { contactActorClient } from '../../actors/contact/client.ts';
+import { recordSystemEvents } from '../../actors/contact/system-events.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
 import { events, eventsIn, EVENTS_TOPIC, type RecordedEvents } from '../../domain/events/collection.ts';
@@ -41,6 +43,9 @@ async function platform(heard?: RecordedEvents[], patterns = ['*']): Promise<Pla
   });
   return p;
 }
+
+/** An email's result recorded for one contact of project p1, as results.ts records it. */
+const record = async (p: Platform, contactId: string, events: SystemEvent[]) => (await recordSystemEvents(p, [{ projectId: 'p1', contactId, events }]))[0];
 
 // A caller hands the turn the document it just read, so the turn need not read it again. Between
 // that read and the turn another turn may change the contact: the copy is then stale, and a turn
@@ -87,14 +92,14 @@ it('a contact written before versions existed takes a turn on a copy, and gets a
   expect(await contacts(p.store).findOne({ _id: 'c1' })).toMatchObject({ data: { a: 1, b: 2 }, version: 2 });
 });
 
-// An email's `email.sent` and its outcome are recorded in one turn; they reach workflows and
+// An email's `email.sent` and its outcome are recorded together; they reach workflows and
 // webhooks as one `events.recorded` message (one queue record and one handler run, not two).
-it("a turn's recorded events are published as one message, in their order", async () => {
+it("a contact's recorded events are published as one message, in their order", async () => {
   const messages: RecordedEvents[] = [];
   const p = await platform(messages);
   const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
 
-  await contactActorClient(p, id).recordSystemEvents([
+  await record(p, id, [
     { name: 'email.sent', data: { emailId: 'm1' }, eventId: 'm1:email.sent', at: '2026-01-01T00:00:00.000Z' },
     { name: 'email.delivery', data: { emailId: 'm1' }, eventId: 'm1:email.delivery' },
   ]);
@@ -134,12 +139,12 @@ it('publishes only the events an endpoint or a workflow of the project could act
     { name: 'email.delivery', data: { emailId: `m${n}` }, eventId: `m${n}:email.delivery` },
   ];
 
-  await contactActorClient(p, id).recordSystemEvents(result(1));
+  await record(p, id, result(1));
   await contactActorClient(p, id).track({ event: { id: 'e1', name: 'signed_up' } });
   // Any WAIT_FOR_EVENT step: an execution waits for the name its step had, which may have changed since.
   const wait: StepDoc = { _id: 's1', projectId: 'p1', workflowId: 'wf1', type: 'WAIT_FOR_EVENT', name: 'Wait', position: { x: 0, y: 0 }, config: { eventName: 'other' }, createdAt: '', updatedAt: '' };
   await workflowSteps(p.store).insertOne(wait);
-  await contactActorClient(p, id).recordSystemEvents(result(2));
+  await record(p, id, result(2));
 
   await expect.poll(() => messages.length).toBe(2);
   expect(messages.map((m) => m.events.map((e) => e.eventId))).toEqual([['m1:email.delivery'], ['m2:email.sent', 'm2:email.delivery']]);
@@ -148,9 +153,9 @@ it('publishes only the events an endpoint or a workflow of the project could act
 });
 
 // An email's result comes again after a crash or a redelivery: recorded once and counted once.
-// (Its two writes are an update that adds to the counts, then an insert of the events where their
-// ids are new; a repeat takes its counts back.) It is published again, with the times it was
-// recorded with: a crash may have come between the insert and the publish.
+// (Its two writes are an insert of the events where their ids are new, then an update that adds
+// the new ones to the counts.) It is published again, with the times it was recorded with: a
+// crash may have come between the insert and the publish.
 it("an email's result recorded twice is recorded and counted once, and published again as it was", async () => {
   const messages: RecordedEvents[] = [];
   const p = await platform(messages);
@@ -160,12 +165,12 @@ it("an email's result recorded twice is recorded and counted once, and published
     { name: 'email.delivery', data: { emailId: 'm1' }, eventId: 'm1:email.delivery', at: '2026-01-01T00:00:01.000Z' },
   ];
 
-  const first = await contactActorClient(p, id).recordSystemEvents(result);
+  const first = await record(p, id, result);
   // Half of it recorded already (a crash between two results of one email), then all of it.
-  const second = await contactActorClient(p, id).recordSystemEvents([result[1], { name: 'email.open', data: { emailId: 'm1' }, eventId: 'm1:email.open' }]);
-  const third = await contactActorClient(p, id).recordSystemEvents(result);
+  const second = await record(p, id, [result[1], { name: 'email.open', data: { emailId: 'm1' }, eventId: 'm1:email.open' }]);
+  const third = await record(p, id, result);
 
-  expect(first).toEqual({ eventIds: ['m1:email.sent', 'm1:email.delivery'] }); // no contact: nobody reads it
+  expect(first).toEqual({ gone: false, eventIds: ['m1:email.sent', 'm1:email.delivery'] });
   expect(second.eventIds).toEqual(['m1:email.open']);
   expect(third.eventIds).toEqual([]);
   const stats = (await contacts(p.store).findOne({ _id: id }))!.eventStats!;
@@ -184,6 +189,72 @@ it("an email's result recorded twice is recorded and counted once, and published
 
 it('a result for a contact deleted meanwhile records nothing', async () => {
   const p = await platform();
-  await expect(contactActorClient(p, 'nobody').recordSystemEvents([{ name: 'email.sent', eventId: 'm2:email.sent' }])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  expect(await record(p, 'nobody', [{ name: 'email.sent', eventId: 'm2:email.sent' }])).toEqual({ gone: true, eventIds: [] });
   expect(await events(p.store).countDocuments({})).toBe(0);
+});
+
+// The mailer records its deliveries in groups: each contact's events, counts and message as if
+// alone, and a contact deleted meanwhile keeps nothing without failing the others.
+it("records a group of contacts' results, each on its own contact", async () => {
+  const messages: RecordedEvents[] = [];
+  const p = await platform(messages);
+  const ada = (await resolveContact(p, 'p1', 'ada@example.com', true)).id;
+  const bob = (await resolveContact(p, 'p1', 'bob@example.com', true)).id;
+  const sent = (emailId: string): SystemEvent[] => [
+    { name: 'email.sent', data: { emailId }, eventId: `${emailId}:email.sent`, at: '2026-01-01T00:00:00.000Z' },
+    { name: 'email.delivery', data: { emailId }, eventId: `${emailId}:email.delivery`, at: '2026-01-01T00:00:01.000Z' },
+  ];
+
+  const answers = await recordSystemEvents(p, [
+    { projectId: 'p1', contactId: ada, events: sent('m1') },
+    { projectId: 'p1', contactId: 'gone', events: sent('m2') },
+    { projectId: 'p1', contactId: bob, events: sent('m3') },
+    { projectId: 'p1', contactId: ada, events: sent('m4') },
+  ]);
+
+  expect(answers).toEqual([
+    { gone: false, eventIds: ['m1:email.sent', 'm1:email.delivery'] },
+    { gone: true, eventIds: [] },
+    { gone: false, eventIds: ['m3:email.sent', 'm3:email.delivery'] },
+    { gone: false, eventIds: ['m4:email.sent', 'm4:email.delivery'] },
+  ]);
+  expect((await contacts(p.store).findOne({ _id: ada }))!.eventStats!['email%2Esent'].count).toBe(2);
+  expect((await contacts(p.store).findOne({ _id: bob }))!.eventStats!['email%2Esent'].count).toBe(1);
+  expect(await events(p.store).countDocuments({ contactId: 'gone' })).toBe(0);
+  expect(await events(p.store).countDocuments({})).toBe(6);
+  await expect.poll(() => messages.length).toBe(3);
+  expect(messages.map((m) => [...new Set(m.events.map((e) => e.contactId))])).toEqual([[ada], [bob], [ada]]);
+});
+
+// A crash between the insert of a result's events and its count, and the contact deleted
+// meanwhile: the redelivered result finds its events there (repeats, not counted) and its contact
+// gone, and deletes them.
+it("a repeat for a contact deleted since its events were inserted deletes them", async () => {
+  const p = await platform();
+  const event = { _id: 'm5:email.sent', projectId: 'p1', contactId: 'gone', name: 'email.sent', data: {}, system: true, createdAt: '2026-01-01T00:00:00.000Z' };
+  await events(p.store).insertOne(event);
+
+  expect(await record(p, 'gone', [{ name: 'email.sent', eventId: 'm5:email.sent', at: event.createdAt }])).toEqual({ gone: true, eventIds: [] });
+  expect(await events(p.store).countDocuments({})).toBe(0);
+});
+
+// Results are recorded outside the contact's turns, so one can insert its events while the
+// contact's DELETE runs, after the DELETE has deleted the events once: the DELETE deletes them
+// again after the contact, and a result that counts after that finds the contact gone.
+it('a DELETE removes events a result inserted while it ran', async () => {
+  const p = await platform();
+  const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
+  await record(p, id, [{ name: 'email.sent', eventId: 'm6:email.sent' }]);
+  // Between the DELETE's first pass over the events and its delete of the contact.
+  const presence = p.store.collection('segment_presence');
+  const deleteMany = presence.deleteMany.bind(presence);
+  presence.deleteMany = async (filter) => {
+    await events(p.store).insertOne({ _id: 'm7:email.sent', projectId: 'p1', contactId: id, name: 'email.sent', data: {}, system: true, createdAt: new Date().toISOString() });
+    return deleteMany(filter);
+  };
+
+  await contactActorClient(p, id).delete();
+
+  expect(await events(p.store).find({ contactId: id })).toEqual([]);
+  expect(await contacts(p.store).findOne({ _id: id })).toBeNull();
 });

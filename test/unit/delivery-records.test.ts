@@ -1,0 +1,94 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { contactActor } from '../../actors/contact/actor.ts';
+import { DeliveryRecords } from '../../apps/mailer/delivery-records.ts';
+import { contacts } from '../../domain/contacts/collection.ts';
+import { resolveContact } from '../../domain/contacts/service.ts';
+import { events, type EventDoc } from '../../domain/events/collection.ts';
+import type { EmailResult } from '../../domain/mail/results.ts';
+import type { Platform } from '../../runtime/platform.ts';
+import { embeddedPlatform, openStore } from '../harness/store.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function platform(): Promise<Platform> {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-deliveries-'));
+  const store = await openStore(dir);
+  const p = embeddedPlatform(store);
+  p.actors.register(contactActor(p));
+  await p.actors.start();
+  await p.pubsub.start();
+  cleanups.push(async () => {
+    await p.pubsub.stop();
+    await p.actors.stop();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return p;
+}
+
+const delivery = (emailId: string, contactId: string): EmailResult => ({
+  emailId,
+  projectId: 'p1',
+  contactId,
+  event: 'email.delivery',
+  sentAt: '2026-01-01T00:00:00.000Z',
+  at: '2026-01-01T00:00:01.000Z',
+});
+
+/** Counts the inserts of events, each a call of `insertNew`; with `fail`, the first throws. */
+function watchInserts(p: Platform, fail = false): { calls: EventDoc[][] } {
+  const collection = events(p.store);
+  const insertNew = collection.insertNew.bind(collection);
+  const seen = { calls: [] as EventDoc[][] };
+  collection.insertNew = async (docs) => {
+    seen.calls.push(docs);
+    if (fail && seen.calls.length === 1) throw new Error('store unreachable');
+    return insertNew(docs);
+  };
+  return seen;
+}
+
+// Deliveries that come in one event-loop turn are written together; each caller's promise
+// resolves once its own are written.
+it("records the deliveries of one moment in one group, each on its contact", async () => {
+  const p = await platform();
+  const ids = [];
+  for (const name of ['a', 'b', 'c', 'd', 'e']) ids.push((await resolveContact(p, 'p1', `${name}@example.com`, true)).id);
+  const inserts = watchInserts(p);
+  const records = new DeliveryRecords(p);
+
+  await Promise.all(ids.map((id, i) => records.record(delivery(`m${i}`, id))));
+
+  expect(inserts.calls.map((docs) => docs.length)).toEqual([10]);
+  for (const [i, id] of ids.entries()) {
+    expect((await events(p.store).find({ contactId: id })).map((e) => e._id).sort()).toEqual([`m${i}:email.delivery`, `m${i}:email.sent`]);
+    expect((await contacts(p.store).findOne({ _id: id }))!.eventStats!['email%2Edelivery'].count).toBe(1);
+  }
+});
+
+// A group whose write fails fails every delivery in it (the mailer then queues each result), and
+// the deliveries that came meanwhile are written as the next group.
+it('a failed group rejects its deliveries and the next group is written', async () => {
+  const p = await platform();
+  const ada = (await resolveContact(p, 'p1', 'ada@example.com', true)).id;
+  const bob = (await resolveContact(p, 'p1', 'bob@example.com', true)).id;
+  const inserts = watchInserts(p, true);
+  const records = new DeliveryRecords(p);
+
+  const first = records.record(delivery('m1', ada));
+  const firstSettled = first.catch((err: Error) => err.message);
+  await new Promise((resolve) => setImmediate(resolve)); // the first group is being written
+  const second = records.record(delivery('m2', bob));
+
+  expect(await firstSettled).toBe('store unreachable');
+  await second;
+  expect(inserts.calls.length).toBe(2);
+  expect(await events(p.store).countDocuments({ contactId: ada })).toBe(0);
+  expect(await events(p.store).countDocuments({ contactId: bob })).toBe(2);
+});
