@@ -1,6 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { contactActor } from '../../actors/contact/actor.ts';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
@@ -22,3 +24,24 @@ export const embeddedPlatform = (store: SqliteStore, env: NodeJS.ProcessEnv = {}
   blobs: new FileBlobStore(join(env.DATA_DIR ?? tmpdir(), 'blobs')),
   log: pino({ level: 'silent' }),
 });
+
+/**
+ * An embedded platform with the contact actor, on a store in a new temporary directory, started
+ * (after `setUp`, for subscriptions and data); `stop` stops it and removes the directory.
+ */
+export async function contactPlatform(setUp?: (p: Platform) => Promise<void>): Promise<{ p: Platform; stop: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
+  const store = await openStore(dir);
+  const p = embeddedPlatform(store);
+  p.actors.register(contactActor(p));
+  await setUp?.(p);
+  await p.actors.start();
+  await p.pubsub.start();
+  const stop = async () => {
+    await p.pubsub.stop();
+    await p.actors.stop();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  return { p, stop };
+}

@@ -1,8 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { contactActor } from '../../actors/contact/actor.ts';
 import type { SystemEvent } from '../../actors/contact/behaviour.ts';
 import { contactActorClient } from '../../actors/contact/client.ts';
 import { recordSystemEvents } from '../../actors/contact/system-events.ts';
@@ -12,7 +8,7 @@ import { events, eventsIn, EVENTS_TOPIC, type RecordedEvents } from '../../domai
 import { webhooks, type WebhookDoc } from '../../domain/webhooks/collection.ts';
 import { workflowSteps, type StepDoc } from '../../domain/workflows/collection.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { embeddedPlatform, openStore } from '../harness/store.ts';
+import { contactPlatform } from '../harness/store.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -25,22 +21,12 @@ afterEach(async () => {
  * events nothing wants are not published.
  */
 async function platform(heard?: RecordedEvents[], patterns = ['*']): Promise<Platform> {
-  const dir = await mkdtemp(join(tmpdir(), 'mailroom-contact-'));
-  const store = await openStore(dir);
-  const p = embeddedPlatform(store);
-  p.actors.register(contactActor(p));
-  if (heard) {
-    await webhooks(store).insertOne({ ...WEBHOOK, events: patterns });
+  const { p, stop } = await contactPlatform(async (p) => {
+    if (!heard) return;
+    await webhooks(p.store).insertOne({ ...WEBHOOK, events: patterns });
     p.pubsub.subscribe<RecordedEvents>(EVENTS_TOPIC, async (message) => void heard.push(message));
-  }
-  await p.actors.start();
-  await p.pubsub.start();
-  cleanups.push(async () => {
-    await p.pubsub.stop();
-    await p.actors.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
   });
+  cleanups.push(stop);
   return p;
 }
 

@@ -1,15 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { contactActor } from '../../actors/contact/actor.ts';
 import { DeliveryRecords } from '../../apps/mailer/delivery-records.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
 import { events, type EventDoc } from '../../domain/events/collection.ts';
 import type { EmailResult } from '../../domain/mail/results.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { embeddedPlatform, openStore } from '../harness/store.ts';
+import { contactPlatform } from '../harness/store.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -17,18 +13,8 @@ afterEach(async () => {
 });
 
 async function platform(): Promise<Platform> {
-  const dir = await mkdtemp(join(tmpdir(), 'mailroom-deliveries-'));
-  const store = await openStore(dir);
-  const p = embeddedPlatform(store);
-  p.actors.register(contactActor(p));
-  await p.actors.start();
-  await p.pubsub.start();
-  cleanups.push(async () => {
-    await p.pubsub.stop();
-    await p.actors.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { p, stop } = await contactPlatform();
+  cleanups.push(stop);
   return p;
 }
 
