@@ -36,6 +36,9 @@ export interface KnownContact {
   version: number | null;
 }
 
+/** Decisions on the stored document a turn makes at most, each after counts changed it under the last. */
+const STORED_TRIES = 10;
+
 export function contactActor(p: Platform): ActorDefinition<ContactState> {
   const turn = async (ctx: Ctx, command: ContactCommand, transient: Record<string, SimpleValue> = {}, known?: KnownContact): Promise<ContactResult> => {
     // A system event with a given id that is recorded already: this is a redelivery, do nothing;
@@ -47,13 +50,14 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
     const now = new Date();
     let basis = known && decideOnCopy(known, command, now);
     let eventIds = basis && (await perform(p, ctx, basis.known, basis.decision, now, transient));
-    if (!basis || !eventIds) {
-      // No copy, or a stale one: decide on the stored document, which nobody else changes before
-      // this turn's write since turns of one contact never overlap.
+    for (let tries = 0; !basis || !eventIds; tries++) {
+      // No copy, or a stale one: decide on the stored document. Turns of one contact never
+      // overlap, so only the counts of system events (system-events.ts) can change it before this
+      // turn's write: a write that finds them changed decides again. `load` throws once it is gone.
+      if (tries === STORED_TRIES) throw new Error(`contact ${ctx.id} changed under ${STORED_TRIES} decisions in a row`);
       const stored = await load(p, ctx.id);
       basis = { known: stored, decision: decide(stored.state, command, now) };
       eventIds = await perform(p, ctx, stored, basis.decision, now, transient);
-      if (!eventIds) throw new AppError('NOT_FOUND', 'Contact not found');
     }
     const { state } = basis.known;
     const { decision } = basis;
@@ -87,9 +91,9 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
  * written by this actor's turns only (but for the counts of system events, which system-events.ts
  * adds by `$inc` outside them, raising the version), so no second copy is kept in the actor state
  * store. One write less per turn, and no copy to fall behind the document if a turn stops between
- * the two (in distributed mode they are two stores). Turns of one contact never overlap, so the document
- * read at the start of a turn is the one the turn changes; a copy the caller read before the turn
- * (`KnownContact`) is checked by the write instead.
+ * the two (in distributed mode they are two stores). Turns of one contact never overlap, so the
+ * document read at the start of a turn is the one the turn changes, but for those counts; a copy
+ * the caller read before the turn (`KnownContact`) is checked by the write instead.
  */
 async function load(p: Platform, id: string): Promise<KnownContact> {
   const doc = await contacts(p.store).findOne({ _id: id });

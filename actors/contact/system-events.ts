@@ -23,8 +23,8 @@ import { events as eventsOf, type EventDoc } from '../../domain/events/collectio
 import { newId } from '../../domain/ids.ts';
 import { trackedSegments } from '../../domain/segments/membership.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { systemRecorded, type SystemEvent } from './behaviour.ts';
 import { syncContactSegments } from '../segment-sweep/sync.ts';
+import { systemRecorded, type SystemEvent } from './behaviour.ts';
 import { countEvents, publishRecorded } from './recorded-events.ts';
 
 /** One contact's system events, with its project (the caller's record of it, the email's). */
@@ -58,8 +58,9 @@ export async function recordSystemEvents(p: Platform, batch: SystemEventsFor[], 
         : contacts(p.store).findOne({ _id: contactId }, { projection: { _id: 1 } }).then((doc) => doc !== null),
     ),
   );
+  // By id, one at a time: rare, and FerretDB would scan every event for an `$in`.
   const orphans = planned.flatMap((docs, i) => (found[i] ? [] : docs.map((doc) => doc._id)));
-  if (orphans.length > 0) await eventsOf(p.store).deleteMany({ _id: { $in: orphans } });
+  await Promise.all(orphans.map((_id) => eventsOf(p.store).deleteOne({ _id })));
   await publishRecorded(p, planned.filter((_, i) => found[i]));
   await syncTracked(p, batch.filter((_, i) => found[i] && fresh[i].length > 0));
   return batch.map((_, i) => ({ gone: !found[i], eventIds: found[i] ? fresh[i].map((doc) => doc._id) : [] }));

@@ -53,6 +53,32 @@ it('a turn given a copy that another turn made stale decides again on the stored
   expect(stored!.eventStats!['signed-in'].count).toBe(1);
 });
 
+// An email's counts are added outside the contact's turns: one that lands between a turn's read of
+// the stored contact and its write makes the write find another version. The turn decides again
+// (it used to answer 404, as if the contact were gone).
+it('a turn whose stored contact gets counts added before its write decides again', async () => {
+  const p = await platform();
+  const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
+  const collection = contacts(p.store);
+  const updateOne = collection.updateOne.bind(collection);
+  let counted = false;
+  collection.updateOne = async (filter, update, options) => {
+    if (!counted && 'version' in filter) {
+      counted = true;
+      await record(p, id, [{ name: 'email.sent', data: { emailId: 'm9' }, eventId: 'm9:email.sent' }]);
+    }
+    return updateOne(filter, update, options);
+  };
+
+  const { contact } = await contactActorClient(p, id).track({ data: { plan: 'pro' }, event: { id: 'e9', name: 'upgraded' } });
+
+  expect(counted).toBe(true);
+  expect(contact?.data).toEqual({ plan: 'pro' });
+  const stored = (await contacts(p.store).findOne({ _id: id }))!;
+  expect(stored.data).toEqual({ plan: 'pro' });
+  expect(Object.fromEntries(Object.entries(stored.eventStats!).map(([name, stats]) => [name, stats.count]))).toEqual({ 'email%2Esent': 1, upgraded: 1 });
+});
+
 it('a copy that changes nothing is checked against the stored contact, not trusted', async () => {
   const p = await platform();
   const { id, doc: copy } = await resolveContact(p, 'p1', 'ada@example.com', true);
