@@ -60,16 +60,13 @@ interface Mailer {
 
 /**
  * Emails the embedded mailer has between its claim and its finish at once: enough to keep the
- * sending threads' tasks (send-pool.ts) full while others wait on their claim's, record's or
- * finish's commit. With more in flight each group commit, event-loop turn and SMTP write carries
- * more emails: 128 (with 32 tasks per thread and 16 connections) sent a 20,000-recipient campaign
- * at 1,240 emails/s and 1.32 ms of CPU each, against 1,016–1,021/s and 1.51–1.54 ms with 32 (and 8
- * tasks, 5 connections); 256 gained nothing more then (bench/results/campaign-profile.md, session
- * 10). Since deliveries wait for their group's write (delivery-records.ts), more of the 128 waited
- * there: 256 sent 2,450 and 2,530/s relay-signed against 2,366 and 2,426 with 128, signed 1,528
- * and 1,530 against 1,513 and 1,493, at the same peak RSS (session 14).
+ * sending threads' tasks (send-pool.ts) full while others wait on their claim's or finish's
+ * commit. With more in flight each group commit, event-loop turn and SMTP write carries more
+ * emails: 128 (with 32 tasks per thread and 16 connections) sent a 20,000-recipient campaign at
+ * 1,240 emails/s and 1.32 ms of CPU each, against 1,016–1,021/s and 1.51–1.54 ms with 32 (and 8
+ * tasks, 5 connections); 256 gained nothing more (bench/results/campaign-profile.md, session 10).
  */
-const MAILER_HANDLERS = 256;
+const MAILER_HANDLERS = 128;
 
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();
