@@ -48,19 +48,10 @@ export function contactActor(p: Platform): ActorDefinition<ContactState> {
       return { contact: toContact({ _id: ctx.id, ...(await load(p, ctx.id)).state }), eventIds: [] };
     }
     const now = new Date();
-    let basis = known && decideOnCopy(known, command, now);
-    let eventIds = basis && (await perform(p, ctx, basis.known, basis.decision, now, transient));
-    for (let tries = 0; !basis || !eventIds; tries++) {
-      // No copy, or a stale one: decide on the stored document. Turns of one contact never
-      // overlap, so only the counts of system events (system-events.ts) can change it before this
-      // turn's write: a write that finds them changed decides again. `load` throws once it is gone.
-      if (tries === STORED_TRIES) throw new Error(`contact ${ctx.id} changed under ${STORED_TRIES} decisions in a row`);
-      const stored = await load(p, ctx.id);
-      basis = { known: stored, decision: decide(stored.state, command, now) };
-      eventIds = await perform(p, ctx, stored, basis.decision, now, transient);
-    }
-    const { state } = basis.known;
-    const { decision } = basis;
+    const onCopy = known && decideOnCopy(known, command, now);
+    const written = onCopy && (await perform(p, ctx, onCopy.known, onCopy.decision, now, transient));
+    // No copy, or a stale one: decided on the stored document.
+    const { known: { state }, decision, eventIds } = onCopy && written ? { ...onCopy, eventIds: written } : await decideOnStored(p, ctx, command, now, transient);
     // A membership event itself does not evaluate membership again.
     const membershipEvent = command.kind === 'recordSystemEvent' && isMembershipEventName(command.name);
     if (decision.state && decision.effects.length > 0 && !membershipEvent) await syncTracked(p, ctx, state.projectId, now);
@@ -104,6 +95,29 @@ async function load(p: Platform, id: string): Promise<KnownContact> {
 export function knownContact(doc: ContactDoc): KnownContact {
   const { _id, eventStats, version, ...state } = doc;
   return { state, version: version ?? null };
+}
+
+/** A decision written: the contact it was made on, the decision, and the ids of the events it recorded. */
+interface Written {
+  known: KnownContact;
+  decision: Decision;
+  eventIds: string[];
+}
+
+/**
+ * Decides on the stored contact and writes the decision. Turns of one contact never overlap, so
+ * only the counts of system events (system-events.ts) can change it between this read and the
+ * write, which is conditional on the version read: a write that finds them changed decides again.
+ * `load` throws once the contact is gone.
+ */
+async function decideOnStored(p: Platform, ctx: Ctx, command: ContactCommand, now: Date, transient: Record<string, SimpleValue>): Promise<Written> {
+  for (let tries = 0; tries < STORED_TRIES; tries++) {
+    const known = await load(p, ctx.id);
+    const decision = decide(known.state, command, now);
+    const eventIds = await perform(p, ctx, known, decision, now, transient);
+    if (eventIds) return { known, decision, eventIds };
+  }
+  throw new Error(`contact ${ctx.id} changed under ${STORED_TRIES} decisions in a row`);
 }
 
 /**
@@ -196,11 +210,13 @@ async function syncMembership(p: Platform, ctx: Ctx, now: Date, tracked: Segment
     let current = knownContact(doc);
     for (const change of await membershipChanges(p.store, doc, tracked, now)) {
       if (!(await eventsOf(p.store).findOne({ _id: change.eventId }, { projection: { _id: 1 } }))) {
-        const decision = decide(current.state, { kind: 'recordSystemEvent', name: change.name, data: change.data, eventId: change.eventId }, now);
+        const command: ContactCommand = { kind: 'recordSystemEvent', name: change.name, data: change.data, eventId: change.eventId };
+        const decision = decide(current.state, command, now);
         const recorded = await perform(p, ctx, current, decision, now, {});
-        if (!recorded) throw new Error('the contact is gone');
-        ids.push(...recorded);
-        current = { state: decision.state ?? current.state, version: (current.version ?? 0) + 1 };
+        // Written on the copy read above, or (an email's counts changed it since) on the stored one.
+        const written = recorded ? { known: current, decision, eventIds: recorded } : await decideOnStored(p, ctx, command, now, {});
+        ids.push(...written.eventIds);
+        current = { state: written.decision.state ?? written.known.state, version: (written.known.version ?? 0) + 1 };
       }
       await applyPresence(p.store, change);
     }

@@ -4,6 +4,7 @@ import { contactActorClient } from '../../actors/contact/client.ts';
 import { recordSystemEvents } from '../../actors/contact/system-events.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
+import { segments } from '../../domain/segments/collection.ts';
 import { events, eventsIn, EVENTS_TOPIC, type RecordedEvents } from '../../domain/events/collection.ts';
 import { webhooks, type WebhookDoc } from '../../domain/webhooks/collection.ts';
 import { workflowSteps, type StepDoc } from '../../domain/workflows/collection.ts';
@@ -77,6 +78,33 @@ it('a turn whose stored contact gets counts added before its write decides again
   const stored = (await contacts(p.store).findOne({ _id: id }))!;
   expect(stored.data).toEqual({ plan: 'pro' });
   expect(Object.fromEntries(Object.entries(stored.eventStats!).map(([name, stats]) => [name, stats.count]))).toEqual({ 'email%2Esent': 1, upgraded: 1 });
+});
+
+// The same for the entry event of a tracked segment, which the turn writes after its own change:
+// an email's counts that land just before it do not leave the entry to the next sweep (up to
+// SEGMENT_SWEEP_SECONDS later).
+it("a tracked segment's entry is recorded when an email's counts change the contact just before it", async () => {
+  const p = await platform();
+  const { id } = await resolveContact(p, 'p1', 'ada@example.com', true);
+  const at = new Date().toISOString();
+  const condition = { logic: 'AND' as const, groups: [{ filters: [{ field: 'data.plan', operator: 'equals' as const, value: 'pro' }] }] };
+  await segments(p.store).insertOne({ _id: 's1', projectId: 'p1', name: 'Pro', slug: 'pro', type: 'DYNAMIC', description: null, condition, trackMembership: true, createdAt: at, updatedAt: at });
+  const collection = contacts(p.store);
+  const updateOne = collection.updateOne.bind(collection);
+  let counted = false;
+  collection.updateOne = async (filter, update, options) => {
+    if (!counted && 'version' in filter && JSON.stringify(update).includes('segment%2Epro%2Eentry')) {
+      counted = true;
+      await record(p, id, [{ name: 'email.sent', data: { emailId: 'm8' }, eventId: 'm8:email.sent' }]);
+    }
+    return updateOne(filter, update, options);
+  };
+
+  await contactActorClient(p, id).upsert({ data: { plan: 'pro' } });
+
+  expect(counted).toBe(true);
+  expect((await events(p.store).find({ contactId: id })).map((e) => e.name).sort()).toEqual(['email.sent', 'segment.pro.entry']);
+  expect((await contacts(p.store).findOne({ _id: id }))!.eventStats!['segment%2Epro%2Eentry'].count).toBe(1);
 });
 
 it('a copy that changes nothing is checked against the stored contact, not trusted', async () => {
