@@ -67,18 +67,19 @@ export async function recordSystemEvents(p: Platform, batch: SystemEventsFor[], 
 }
 
 /**
- * Segment membership (trackMembership) of contacts whose counts changed: a turn each, in projects
- * with tracked DYNAMIC segments (a cached read). A failure is logged: the counts are recorded, and
- * the sweep catches up.
+ * Segment membership (trackMembership) of contacts whose counts changed: a turn each, at once, in
+ * projects with tracked DYNAMIC segments (a cached read). A failure is logged: the counts are
+ * recorded, and the sweep catches up.
  */
 async function syncTracked(p: Platform, changed: SystemEventsFor[]): Promise<void> {
-  for (const { projectId, contactId } of changed) {
-    try {
-      const tracked = (await trackedSegments(p.store, projectId)).filter((s) => s.type === 'DYNAMIC');
-      if (tracked.length === 0) continue;
-      await syncContactSegments(p, contactId, tracked.map((s) => s._id));
-    } catch (err) {
-      p.log.warn({ err, contactId }, 'segment membership not evaluated; the sweep will catch up');
-    }
-  }
+  await Promise.all(
+    changed.map(async ({ projectId, contactId }) => {
+      try {
+        const tracked = (await trackedSegments(p.store, projectId)).filter((s) => s.type === 'DYNAMIC');
+        if (tracked.length > 0) await syncContactSegments(p, contactId, tracked.map((s) => s._id));
+      } catch (err) {
+        p.log.warn({ err, contactId }, 'segment membership not evaluated; the sweep will catch up');
+      }
+    }),
+  );
 }

@@ -3,9 +3,8 @@ import { systemEventsOf, type EmailResult } from '../../domain/mail/results.ts';
 import type { Platform } from '../../runtime/platform.ts';
 
 /**
- * Deliveries recorded for at most this many emails at once: each write of a group is one call per
- * collection, or one per contact by id (system-events.ts). 100 is also as many ids as the FerretDB
- * adapter reads one by one for an `$in` (adapters/mongo/store.ts).
+ * Deliveries recorded for at most this many emails at once: a group's write is one insert of their
+ * events, then one update per contact by id, all in flight together (system-events.ts).
  */
 const GROUP_MAX = 100;
 
