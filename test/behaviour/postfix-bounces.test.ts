@@ -81,7 +81,9 @@ describe('bounces from a real Postfix relay', () => {
     ]);
     expect(events.map((e) => e.name)).toContain('email.delivery');
     expect(await eventually(() => suppression(to), DRAIN, 'the address to be suppressed')).toMatchObject({ reason: 'hard_bounce', emailId });
-    expect((await project.api.get(`/contacts/${contact.id}`)).body.data.subscribed).toBe(false);
+    // The unsubscription is the result's last write, after its event: waited for, not read once.
+    const unsubscribed = async () => ((await project.api.get(`/contacts/${contact.id}`)).body.data.subscribed === false ? true : undefined);
+    expect(await eventually(unsubscribed, DRAIN, 'the contact to be unsubscribed')).toBe(true);
 
     const again = await send(to);
     expect(again.status).toBe(200);
