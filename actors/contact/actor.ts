@@ -6,7 +6,7 @@ import { AppError } from '../../domain/errors.ts';
 import { events as eventsOf, type EventDoc } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
 import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
-import { applyPresence, isMembershipEventName, membershipChanges, trackedSegments } from '../../domain/segments/membership.ts';
+import { applyPresence, isMembershipEventName, membershipChanges, trackedDynamicSegments } from '../../domain/segments/membership.ts';
 import { segments, type SegmentDoc } from '../../domain/segments/collection.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
@@ -191,7 +191,7 @@ async function perform(
 
 /** Segment membership (trackMembership): the changed contact against its project's tracked DYNAMIC segments, in this turn. */
 async function syncTracked(p: Platform, ctx: Ctx, projectId: string, now: Date): Promise<void> {
-  const tracked = (await trackedSegments(p.store, projectId).catch(() => [])).filter((s) => s.type === 'DYNAMIC');
+  const tracked = await trackedDynamicSegments(p.store, projectId).catch(() => []);
   await syncMembership(p, ctx, now, tracked);
 }
 

@@ -21,7 +21,7 @@
 import { contacts } from '../../domain/contacts/collection.ts';
 import { events as eventsOf, type EventDoc } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
-import { trackedSegments } from '../../domain/segments/membership.ts';
+import { trackedDynamicSegments } from '../../domain/segments/membership.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { syncContactSegments } from '../segment-sweep/sync.ts';
 import { systemRecorded, type SystemEvent } from './behaviour.ts';
@@ -75,7 +75,7 @@ async function syncTracked(p: Platform, changed: SystemEventsFor[]): Promise<voi
   await Promise.all(
     changed.map(async ({ projectId, contactId }) => {
       try {
-        const tracked = (await trackedSegments(p.store, projectId)).filter((s) => s.type === 'DYNAMIC');
+        const tracked = await trackedDynamicSegments(p.store, projectId);
         if (tracked.length > 0) await syncContactSegments(p, contactId, tracked.map((s) => s._id));
       } catch (err) {
         p.log.warn({ err, contactId }, 'segment membership not evaluated; the sweep will catch up');

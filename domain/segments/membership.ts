@@ -60,6 +60,10 @@ export function trackedSegments(store: DocumentStore, projectId: string): Promis
   return list;
 }
 
+/** The project's tracked DYNAMIC segments: those a change of one contact can make it enter or leave. */
+export const trackedDynamicSegments = async (store: DocumentStore, projectId: string): Promise<SegmentDoc[]> =>
+  (await trackedSegments(store, projectId)).filter((s) => s.type === 'DYNAMIC');
+
 /** Called when this process changes a segment's tracking (other processes wait out the TTL). */
 export function forgetTrackedSegments(store: DocumentStore, projectId: string): void {
   trackedCache.get(store)?.delete(projectId);
