@@ -32,12 +32,33 @@ export const newToken = (prefix: string): string => `${prefix}${randomBytes(24).
 export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 /**
- * A UUID-shaped id that is a function of `parts`: the same parts always give the same id, so a
- * write repeated after a crash finds what the first one wrote. (Not time-ordered.)
+ * A UUID-shaped id (version 8) that is a function of `parts`: the same parts always give the same
+ * id, so a write repeated after a crash finds what the first one wrote. (Not time-ordered.)
  */
 export function derivedId(...parts: string[]): string {
-  const h = createHash('sha256').update(parts.join('\u0000')).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  const h = hashOf(parts);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}${derivedTail(h)}`;
 }
+
+/**
+ * `derivedId(...parts)` in the order of `order`, a time-ordered id (newId): the first 64 bits are
+ * `order`'s time and sequence, the other 62 the hash of `parts`. Records written in the order of
+ * their `order` land next to each other in every index that ends with `_id`, where derived ids
+ * landed on a random page of each: a campaign's emails (ordered by contact) wrote a third fewer
+ * pages per commit and sent 18% more emails a second (bench/results/campaign-profile.md, session
+ * 15). An `order` that is not UUID-shaped gives `derivedId(...parts)`.
+ */
+export function orderedDerivedId(order: string, ...parts: string[]): string {
+  const prefix = ORDER_PREFIX.exec(order);
+  if (!prefix) return derivedId(...parts);
+  return `${prefix[1]}-${prefix[2]}-8${prefix[3]}${derivedTail(hashOf(parts))}`;
+}
+
+const ORDER_PREFIX = /^([0-9a-f]{8})-([0-9a-f]{4})-[0-9a-f]([0-9a-f]{3})-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const hashOf = (parts: string[]): string => createHash('sha256').update(parts.join('\u0000')).digest('hex');
+
+/** The variant and the last 62 bits of a derived id, from its hash. */
+const derivedTail = (h: string): string => `-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 
 export const nowIso = (now: Date = new Date()): string => now.toISOString();

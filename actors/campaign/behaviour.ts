@@ -36,6 +36,12 @@ export interface CampaignState extends CampaignContent {
   audienceExhausted: boolean;
   /** Why a campaign stopped on its own (its segment was deleted before or while sending). */
   cancelReason: string | null;
+  /**
+   * Its emails' ids follow their contacts' order (recipients.ts). Set when sending begins; absent
+   * on a campaign whose send began on an older version, whose batch cut off by a restart must find
+   * the ids it wrote when it runs again.
+   */
+  orderedEmailIds?: true;
   createdAt: string;
   updatedAt: string;
 }
@@ -236,6 +242,7 @@ function startSending(state: CampaignState, at: string): CampaignState {
     ...state,
     status: 'SENDING',
     sentAt: at,
+    orderedEmailIds: true,
     recipientCount: 0,
     cursor: null,
     audienceExhausted: false,

@@ -1,6 +1,6 @@
 import type { CampaignState } from '../../actors/campaign/behaviour.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { derivedId } from '../ids.ts';
+import { derivedId, orderedDerivedId } from '../ids.ts';
 import { keepEmailContent, queueEmails, type EmailDoc } from '../mail/outbound.ts';
 import type { Recipient } from './audience.ts';
 
@@ -8,8 +8,10 @@ import type { Recipient } from './audience.ts';
  * The id of the campaign's email to one contact: the same (campaign, contact) always gives the
  * same id, so a batch that runs again after a crash finds its emails instead of adding new ones.
  * UUID-shaped, because Message-IDs (and the complaint parser reading them back) carry email ids.
+ * In the contacts' order (the order batches walk them) when the campaign's state says so.
  */
-export const recipientEmailId = (campaignId: string, contactId: string): string => derivedId('campaign', campaignId, contactId);
+export const recipientEmailId = (campaign: Pick<CampaignState, 'orderedEmailIds'>, campaignId: string, contactId: string): string =>
+  campaign.orderedEmailIds ? orderedDerivedId(contactId, 'campaign', campaignId, contactId) : derivedId('campaign', campaignId, contactId);
 
 /**
  * Writes one marketing email per recipient and hands each to the mailer (`queueEmails`: the
@@ -25,7 +27,7 @@ export async function queueRecipients(p: Platform, campaignId: string, campaign:
   const contentId = derivedId('campaign-content', campaignId, campaign.subject, campaign.body);
   await keepEmailContent(p, contentId, { _id: contentId, projectId: campaign.projectId, subject: campaign.subject, html: campaign.body });
   const docs: EmailDoc[] = recipients.map((r) => ({
-    _id: recipientEmailId(campaignId, r._id),
+    _id: recipientEmailId(campaign, campaignId, r._id),
     projectId: campaign.projectId,
     contactId: r._id,
     kind: 'marketing',

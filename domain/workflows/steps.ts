@@ -1,7 +1,6 @@
 // What the action steps do. Each returns the outcome for the execution's decide function, or
 // throws for a failure worth retrying (the store, the runtime): the actor then tries the step
 // again shortly. A failure for good (a template or contact gone, a webhook refused) is an outcome.
-import { createHash } from 'node:crypto';
 import type { Branch, ExecutionState, StepDef } from '../../actors/workflow-execution/behaviour.ts';
 import { contactActorClient } from '../../actors/contact/client.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -9,7 +8,7 @@ import { contacts } from '../contacts/collection.ts';
 import type { ContactData, SimpleValue } from '../contacts/schema.ts';
 import { requireVerifiedSender } from '../domains/sender.ts';
 import { AppError } from '../errors.ts';
-import { nowIso } from '../ids.ts';
+import { derivedId, nowIso } from '../ids.ts';
 import { queueEmails, type EmailDoc } from '../mail/outbound.ts';
 import { getTemplate } from '../templates/service.ts';
 import { ConditionError, evaluateCondition, type ConditionConfig } from './condition.ts';
@@ -21,10 +20,7 @@ export type StepOutcome = { ok: true; branch?: Branch } | { ok: false; reason: s
  * UUID-shaped and the same for one visit of one step of one execution, so a step run again after
  * a crash finds its email instead of sending another (Message-IDs carry email ids).
  */
-export function workflowEmailId(executionId: string, visit: number): string {
-  const h = createHash('sha256').update(`workflow\u0000${executionId}\u0000${visit}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+export const workflowEmailId = (executionId: string, visit: number): string => derivedId('workflow', executionId, String(visit));
 
 export async function performStep(p: Platform, executionId: string, state: ExecutionState, step: StepDef, visit: number): Promise<StepOutcome> {
   try {

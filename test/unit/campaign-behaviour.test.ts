@@ -11,7 +11,9 @@ import {
   type CampaignState,
   type CampaignStatus,
 } from '../../actors/campaign/behaviour.ts';
+import { recipientEmailId } from '../../domain/campaigns/recipients.ts';
 import { AppError } from '../../domain/errors.ts';
+import { derivedId, newId } from '../../domain/ids.ts';
 
 const now = new Date('2030-01-01T12:00:00.000Z');
 const at = now.toISOString();
@@ -96,8 +98,19 @@ describe('campaign behaviour: decide', () => {
 
   it('send without scheduledFor starts SENDING and wakes at once (the wake-up is set before the save)', () => {
     const { state, effects } = decide(campaign('DRAFT'), { kind: 'send', scheduledFor: null, audience }, now);
-    expect(state).toMatchObject({ status: 'SENDING', sentAt: at, cursor: null, audienceExhausted: false });
+    expect(state).toMatchObject({ status: 'SENDING', sentAt: at, cursor: null, audienceExhausted: false, orderedEmailIds: true });
     expect(effects).toEqual([{ kind: 'wake', at }, { kind: 'save' }]);
+  });
+
+  it("a send's emails take ids in their contacts' order; one begun on an older version keeps the ids it wrote", () => {
+    const contactIds = Array.from({ length: 500 }, () => newId());
+    const started = decide(campaign('DRAFT'), { kind: 'send', scheduledFor: null, audience }, now).state!;
+    const ids = contactIds.map((contactId) => recipientEmailId(started, 'camp-1', contactId));
+    expect([...ids].sort()).toEqual(ids);
+    expect(contactIds.map((contactId) => recipientEmailId(started, 'camp-1', contactId))).toEqual(ids);
+    // Begun before the state said so: a batch run again after the upgrade finds its emails.
+    const { orderedEmailIds: _, ...older } = started;
+    expect(recipientEmailId(older, 'camp-1', contactIds[0])).toBe(derivedId('campaign', 'camp-1', contactIds[0]));
   });
 
   it('send with a future scheduledFor is SCHEDULED with a wake-up at that time', () => {
