@@ -1,3 +1,5 @@
+import { DEFAULT_CACHE_MB } from '../adapters/sqlite/cache-size.ts';
+
 /** The environment of DESIGN.md's operational contract, read once at start-up. */
 export interface Config {
   port: number;
@@ -92,7 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     publicUrl,
     dataDir: env.DATA_DIR || './data',
-    sqliteCacheMb: positiveInt('SQLITE_CACHE_MB', 64, env),
+    sqliteCacheMb: positiveInt('SQLITE_CACHE_MB', DEFAULT_CACHE_MB, env),
     smtpUrl: env.SMTP_URL || undefined,
     dnsServers: (env.DNS_SERVERS ?? '')
       .split(',')

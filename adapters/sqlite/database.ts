@@ -27,9 +27,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DEFAULT_CACHE_MB } from './cache-size.ts';
 
 export interface DatabaseOptions {
-  /** SQLite page cache in MiB (default 64): the bound on what the store keeps in memory. */
+  /** SQLite page cache in MiB (default DEFAULT_CACHE_MB): the bound on what the store keeps in memory. */
   cacheMb?: number;
   /** How long a due commit waits for open units before it commits anyway (default 100 ms). */
   maxUnitMs?: number;
@@ -99,7 +100,7 @@ export class Database {
     this.file = file;
     this.sqlite = new DatabaseSync(file);
     this.#maxUnitMs = options.maxUnitMs ?? 100;
-    const cacheKib = Math.max(1, Math.round((options.cacheMb ?? 64) * 1024));
+    const cacheKib = Math.max(1, Math.round((options.cacheMb ?? DEFAULT_CACHE_MB) * 1024));
     this.sqlite.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;

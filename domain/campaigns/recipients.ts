@@ -10,7 +10,7 @@ import type { Recipient } from './audience.ts';
  * UUID-shaped, because Message-IDs (and the complaint parser reading them back) carry email ids.
  * In the contacts' order (the order batches walk them) when the campaign's state says so.
  */
-export const recipientEmailId = (campaign: Pick<CampaignState, 'orderedEmailIds'>, campaignId: string, contactId: string): string =>
+export const recipientEmailId = (campaign: CampaignState, campaignId: string, contactId: string): string =>
   campaign.orderedEmailIds ? orderedDerivedId(contactId, 'campaign', campaignId, contactId) : derivedId('campaign', campaignId, contactId);
 
 /**
