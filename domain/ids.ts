@@ -44,9 +44,9 @@ export function derivedId(...parts: string[]): string {
  * `derivedId(...parts)` in the order of `order`, a time-ordered id (newId): the first 64 bits are
  * `order`'s time and sequence, the other 62 the hash of `parts`. Records written in the order of
  * their `order` land next to each other in every index that ends with `_id`, where derived ids
- * landed on a random page of each: a campaign's emails (ordered by contact) wrote a third fewer
- * pages per commit and sent 18% more emails a second (bench/results/campaign-profile.md, session
- * 15). An `order` that is not UUID-shaped gives `derivedId(...parts)`.
+ * landed on a random page of each: a campaign's commits (its emails ordered by contact) took a third
+ * less time (bench/results/campaign-profile.md, session 15). An `order` that is not UUID-shaped
+ * gives `derivedId(...parts)`.
  */
 export function orderedDerivedId(order: string, ...parts: string[]): string {
   const prefix = ORDER_PREFIX.exec(order);
