@@ -14,8 +14,6 @@ interface IdempotencyDoc extends Doc {
    * take-over, so work a crashed first attempt did finds its records again instead of adding others.
    */
   seed?: string;
-  /** Claims from the version that orders ids by their seed say so (Attempt.orderedIds). */
-  orderedIds?: true;
   createdAt: string;
 }
 
@@ -25,14 +23,7 @@ export interface Attempt {
   seed: string;
   /** A take-over of a first attempt cut off by a crash: some of its writes may be there already. */
   resumed: boolean;
-  /**
-   * Ids derived from the seed keep its order (`orderedDerivedId`). Absent on a take-over of a claim
-   * made by a version before that, which must find the ids it wrote then.
-   */
-  orderedIds?: true;
 }
-
-const ordered = (doc: IdempotencyDoc): Pick<Attempt, 'orderedIds'> => (doc.orderedIds ? { orderedIds: true } : {});
 
 const KEEP_MS = 24 * 3_600_000;
 const WAIT_MS = 10_000;
@@ -58,7 +49,7 @@ export async function idempotent<T>(
   body: unknown,
   work: (attempt: Attempt) => Promise<T>,
 ): Promise<{ response: T; replayed: boolean }> {
-  if (scope.key === undefined) return { response: await work({ seed: newId(), resumed: false, orderedIds: true }), replayed: false };
+  if (scope.key === undefined) return { response: await work({ seed: newId(), resumed: false }), replayed: false };
   if (scope.key.length === 0 || scope.key.length > 255) {
     throw new AppError('VALIDATION_ERROR', 'Invalid Idempotency-Key', {
       fieldErrors: [{ field: 'Idempotency-Key', message: 'Must be 1-255 characters', code: 'invalid' }],
@@ -88,7 +79,7 @@ export async function idempotent<T>(
     const takeOver = { _id, hash, state: 'pending', createdAt: existing.createdAt };
     const taken = (await keys.findOneAndUpdate(takeOver, { $set: { createdAt: nowIso() } })) as IdempotencyDoc | null;
     // A claim from before seeds were kept has none: its work cannot be found again.
-    if (taken) attempt = { seed: taken.seed ?? newId(), resumed: true, ...ordered(taken) };
+    if (taken) attempt = { seed: taken.seed ?? newId(), resumed: true };
   }
   working.add(_id);
   try {
@@ -105,21 +96,21 @@ export async function idempotent<T>(
 
 /** Claims the key for this request; returns the attempt, or null when the key is taken. */
 async function claim(keys: ReturnType<Platform['store']['collection']>, _id: string, hash: string): Promise<Attempt | null> {
-  const doc: IdempotencyDoc = { _id, hash, state: 'pending', createdAt: nowIso(), seed: newId(), orderedIds: true };
+  const doc: IdempotencyDoc = { _id, hash, state: 'pending', createdAt: nowIso(), seed: newId() };
   try {
     await keys.insertOne(doc);
-    return { seed: doc.seed!, resumed: false, orderedIds: true };
+    return { seed: doc.seed!, resumed: false };
   } catch (err) {
     if (!(err instanceof DuplicateKeyError)) throw err;
   }
   // A failed attempt with this body: again, on its seed, as it may have written some of its work.
   const retried = (await keys.findOneAndUpdate({ _id, hash, state: 'failed' }, { $set: { state: 'pending', createdAt: doc.createdAt } })) as IdempotencyDoc | null;
-  if (retried) return { seed: retried.seed ?? newId(), resumed: true, ...ordered(retried) };
+  if (retried) return { seed: retried.seed ?? newId(), resumed: true };
   // An expired key, or a failed attempt with another body, is free again.
   const stale = new Date(Date.now() - KEEP_MS).toISOString();
   const { _id: _, ...fresh } = doc;
   const taken = await keys.findOneAndUpdate({ _id, $or: [{ createdAt: { $lt: stale } }, { state: 'failed' }] }, { $set: fresh });
-  return taken !== null ? { seed: doc.seed!, resumed: false, orderedIds: true } : null;
+  return taken !== null ? { seed: doc.seed!, resumed: false } : null;
 }
 
 async function waitForFirst(keys: ReturnType<Platform['store']['collection']>, _id: string): Promise<IdempotencyDoc | null> {

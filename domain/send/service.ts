@@ -5,14 +5,10 @@ import { resolveContact } from '../contacts/service.ts';
 import { requireVerifiedSender } from '../domains/sender.ts';
 import { AppError, invalid } from '../errors.ts';
 import type { Attempt } from '../idempotency.ts';
-import { derivedId, newId, nowIso, orderedDerivedId } from '../ids.ts';
+import { derivedId, newId, nowIso } from '../ids.ts';
 import { queueEmails, type EmailDoc } from '../mail/outbound.ts';
 import { getTemplate } from '../templates/service.ts';
 import type { SendInput } from './schema.ts';
-
-/** The id of a request's email to its `index`-th recipient: in the seeds' order, as campaigns' are in their contacts'. */
-const sendEmailId = (attempt: Attempt, index: number): string =>
-  attempt.orderedIds ? orderedDerivedId(attempt.seed, 'send', attempt.seed, String(index)) : derivedId('send', attempt.seed, String(index));
 
 /**
  * POST /v1/send: one email per recipient (no recipient sees another), from a verified domain,
@@ -21,7 +17,7 @@ const sendEmailId = (attempt: Attempt, index: number): string =>
  * The emails' ids are derived from the attempt's seed, so the take-over of a request a crash cut
  * off finds the emails it queued (and maybe sent) instead of queueing them a second time.
  */
-export async function send(p: Platform, projectId: string, input: SendInput, attempt: Attempt = { seed: newId(), resumed: false, orderedIds: true }) {
+export async function send(p: Platform, projectId: string, input: SendInput, attempt: Attempt = { seed: newId(), resumed: false }) {
   const template = input.template ? await templateFor(p, projectId, input.template) : undefined;
   const subject = input.subject ?? template?.subject;
   const body = input.body ?? template?.body;
@@ -43,7 +39,7 @@ export async function send(p: Platform, projectId: string, input: SendInput, att
     // Persistent data lands on the contact; `subscribed` only ever applied to a new contact.
     const { contact } = await contactActorClient(p, id, doc).upsert({ data: persistent });
     batch.push({
-      _id: sendEmailId(attempt, index),
+      _id: derivedId('send', attempt.seed, String(index)),
       projectId,
       contactId: id,
       kind,
