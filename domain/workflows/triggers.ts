@@ -2,21 +2,18 @@
 // `events.recorded` (domain/events/recorded.ts) first resumes the contact's executions waiting for it, then starts every
 // enabled workflow of the project whose `eventName` it is. The events of one contact turn (an
 // email's `email.sent` and its outcome) come together and are taken in their order.
-import { createHash } from 'node:crypto';
 import { executionActorClient } from '../../actors/workflow-execution/client.ts';
 import { DuplicateKeyError } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import type { EventMessage } from '../events/collection.ts';
+import { derivedId } from '../ids.ts';
 import { entryId, workflowEntries, workflowExecutions, workflows, workflowSteps, type WorkflowDoc } from './collection.ts';
 
 /**
  * The execution an event starts in a workflow: derived from both ids, so a redelivered event
  * finds the execution it started instead of starting a second one.
  */
-export function executionIdFor(workflowId: string, eventId: string): string {
-  const h = createHash('sha256').update(`execution\u0000${workflowId}\u0000${eventId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+export const executionIdFor = (workflowId: string, eventId: string): string => derivedId('execution', workflowId, eventId);
 
 /** The events of one contact turn, in their order. */
 export async function onEventsRecorded(p: Platform, recorded: EventMessage[]): Promise<void> {
