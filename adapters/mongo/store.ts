@@ -23,11 +23,9 @@ import { ReadCache } from '../read-cache.ts';
  */
 const CACHE_MAX_AGE_MS = 10_000;
 
-/** How long a write to a read-mostly collection waits for Redis to take its change message. */
-const PUBLISH_WAIT_MS = 1_000;
-
 /** What tells the other replicas that this one wrote to a read-mostly collection (adapters/redis/store-changes.ts). */
 export interface StoreChanges {
+  /** Resolves once every replica has cleared its answers for `collection`, or after a bound; never rejects. */
   publish(collection: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -95,8 +93,8 @@ export class MongoStore implements DocumentStore {
   /**
    * Answers `find` and `findOne` on `collection` from this replica's memory. Every write to it
    * through this store clears them here and tells the other replicas, which clear theirs; an
-   * answer is kept 10 s at most. So a key rotated on one replica is refused on every other one as
-   * soon as the message arrives (a millisecond on one machine).
+   * answer is kept 10 s at most. A write answers only once every replica has cleared (or after
+   * a second), so a key rotated on one replica is refused on every other one at once.
    */
   cacheReads(collection: string): void {
     if (this.#changes && !this.#caches.has(collection)) this.#caches.set(collection, new ReplicaCache());
@@ -242,10 +240,9 @@ class MongoCollection<T extends Doc> implements Collection<T> {
       return await work();
     } finally {
       cached.cache.invalidate();
-      // Waited for (so that the others hear of it before the caller answers), but not for long:
-      // should Redis be away, the others' answers expire on their own.
-      const published = cached.changes.publish(this.#name).catch(() => undefined);
-      await Promise.race([published, new Promise((resolve) => setTimeout(resolve, PUBLISH_WAIT_MS).unref())]);
+      // Waited for, so that every replica has cleared before the caller answers (bounded: see
+      // adapters/redis/store-changes.ts).
+      await cached.changes.publish(this.#name);
     }
   }
 

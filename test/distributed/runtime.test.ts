@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommunicationProtocolEnum, DaprClient } from '@dapr/dapr';
 import { MongoClient } from 'mongodb';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaprActorRuntime } from '../../adapters/dapr/actors.ts';
+import { RedisStoreChanges } from '../../adapters/redis/store-changes.ts';
 import { withRequestId } from '../../runtime/request-context.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
@@ -133,5 +135,38 @@ describe('two api replicas', () => {
     const refused = await two.get('/contacts', { auth: old });
     expect(refused.status).toBe(401);
     expect((await two.get('/contacts', { auth: rotated.body.data.secretKey })).status).toBe(200);
+  });
+
+  it('answer a write to a cached collection only once every replica has cleared, and within a second if one never does', async () => {
+    const quiet = { warn: () => undefined, info: () => undefined };
+    const heard: string[] = [];
+    const writer = await RedisStoreChanges.connect(stack.redisUrl, { changed: () => undefined, resync: () => undefined }, quiet);
+    const other = await RedisStoreChanges.connect(stack.redisUrl, { changed: (c) => heard.push(c), resync: () => undefined }, quiet);
+    // A replica that takes 300 ms to clear, speaking the channel's protocol by hand.
+    const late = createClient({ url: stack.redisUrl });
+    const lateSubscriber = createClient({ url: stack.redisUrl });
+    await Promise.all([late.connect(), lateSubscriber.connect()]);
+    let lateCleared = false;
+    let mute = false;
+    await lateSubscriber.subscribe('mailroom:store:changed', (message) => {
+      if (mute) return;
+      setTimeout(() => {
+        lateCleared = true;
+        void late.publish('mailroom:store:cleared', message.split(' ')[1]);
+      }, 300);
+    });
+    try {
+      await writer.publish('projects');
+      expect(lateCleared).toBe(true);
+      expect(heard).toEqual(['projects']);
+
+      mute = true; // now it never answers: the write still answers, at the bound
+      const started = performance.now();
+      await writer.publish('workflows');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+      expect(heard).toEqual(['projects', 'workflows']);
+    } finally {
+      await Promise.all([writer.close(), other.close(), late.quit(), lateSubscriber.quit()]);
+    }
   });
 });
