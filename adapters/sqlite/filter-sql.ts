@@ -104,6 +104,14 @@ function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params
   const exact = new Set<string>();
   for (const field of Object.keys(filter)) {
     const condition = filter[field];
+    if (field === '$and') {
+      // Every conjunct holds of a match, so each one's terms narrow the whole (none exactly: the
+      // expression still tests the conjuncts). A campaign's next batch is `{$and: [audience,
+      // {_id: {$gt: cursor}}]}`: without these it walked every contact before the cursor, a batch
+      // slower the further the campaign got.
+      if (Array.isArray(condition)) for (const clause of condition) if (isPlainObject(clause)) terms.push(...indexTerms(clause, indexed, params).terms);
+      continue;
+    }
     if (field === '_id') {
       if (typeof condition === 'string') {
         terms.push(`id = ${params.add(condition)}`);

@@ -628,8 +628,8 @@ describe('scale', () => {
 // The store answers common filters, updates, projections and sorted pages without mingo. Each
 // test below runs many cases through the fast path and checks it returns exactly (JSON text,
 // so key order counts) what mingo returns, and what the store's general path returns (a filter
-// wrapped in `$and` is planned as a full scan tested by mingo; a sort without a limit is mingo's
-// $sort over every match).
+// wrapped in `$and` keeps its index terms but is decided by the whole expression, none of it
+// exactly by an index; a sort without a limit is mingo's $sort over every match).
 
 const json = (value: unknown) => JSON.stringify(value);
 const roundTrip = <V>(value: V): V => JSON.parse(JSON.stringify(value)) as V;
