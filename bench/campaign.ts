@@ -231,6 +231,8 @@ interface PlatformOutcome {
   campaign: Record<string, unknown>;
   stats: Record<string, unknown>;
   sampleChecks: string[];
+  /** Emails a second in each tenth of the audience, in the order they reached the sink: a rate that falls as the store grows shows here. */
+  tenths: number[];
   logTail: string;
   logLines: number;
 }
@@ -373,6 +375,7 @@ async function runPlatform(
       campaign: done,
       stats: campaignStats,
       sampleChecks,
+      tenths: ratesByTenth(before.atUs, stats.times ?? []),
       logTail: platform.proc.logTail(),
       logLines: platform.proc.logLines(),
     };
@@ -421,6 +424,20 @@ function table(yardstick: Phase | undefined, platforms: PlatformOutcome[]): stri
   return lines.join('\n');
 }
 
+/** Emails a second over each tenth of `times` (the sink's arrival times, from `startUs`). */
+function ratesByTenth(startUs: number, times: number[]): number[] {
+  const sorted = [...times].sort((a, b) => a - b);
+  const rates: number[] = [];
+  let from = startUs;
+  for (let tenth = 1; tenth <= 10 && sorted.length >= 10; tenth++) {
+    const last = Math.ceil((sorted.length * tenth) / 10) - 1;
+    const first = Math.ceil((sorted.length * (tenth - 1)) / 10);
+    rates.push(((last - first + 1) * 1e6) / Math.max(1, sorted[last] - from));
+    from = sorted[last];
+  }
+  return rates;
+}
+
 async function main(): Promise<number> {
   const facts = machineFacts();
   const startedAt = new Date();
@@ -447,6 +464,7 @@ async function main(): Promise<number> {
   const details = [
     ...checks.map((c) => c.text),
     ...platforms.map((p) => `platform (${p.label}) sample (the first email as received): ${p.sampleChecks.join('; ')}`),
+    ...platforms.map((p) => `platform (${p.label}) emails/s by tenth of the audience: ${p.tenths.map((rate) => fmt(rate, 0)).join(', ')}`),
     `load average before: ${yardstick ? `yardstick ${yardstick.loadBefore}; ` : ''}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
