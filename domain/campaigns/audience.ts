@@ -25,18 +25,22 @@ export class SegmentGoneError extends Error {
 /** What the audience is read from: a campaign, or an audience being composed. */
 export type AudienceSource = Pick<CampaignState, 'projectId' | 'audienceType' | 'segmentId' | 'audienceCondition'>;
 
-/** Relative conditions ("within 7 days") count back from `now`: the moment sending began. */
+/**
+ * Relative conditions ("within 7 days") count back from `now`: the moment sending began. The
+ * project and `subscribed` stay top-level fields, the condition under an `$and`: stores (FerretDB
+ * among them) find the audience's contacts by index from the top-level fields.
+ */
 export async function audienceOf(p: Platform, campaign: AudienceSource, now: Date): Promise<Audience> {
   const base: Filter = { projectId: campaign.projectId, subscribed: true };
   if (campaign.audienceType === 'ALL') return { kind: 'contacts', filter: base };
   const types = await dataFieldTypes(p.store, campaign.projectId);
   if (campaign.audienceType === 'FILTERED') {
-    return { kind: 'contacts', filter: { $and: [base, await conditionQuery(p.store, campaign.projectId, campaign.audienceCondition, now, types)] } };
+    return { kind: 'contacts', filter: { ...base, $and: [await conditionQuery(p.store, campaign.projectId, campaign.audienceCondition, now, types)] } };
   }
   const segment = await segments(p.store).findOne({ _id: campaign.segmentId!, projectId: campaign.projectId });
   if (!segment) throw new SegmentGoneError(campaign.segmentId!);
   if (segment.type === 'STATIC') return { kind: 'static', segmentId: segment._id };
-  return { kind: 'contacts', filter: { $and: [base, await conditionQuery(p.store, campaign.projectId, segment.condition, now, types)] } };
+  return { kind: 'contacts', filter: { ...base, $and: [await conditionQuery(p.store, campaign.projectId, segment.condition, now, types)] } };
 }
 
 /** How many would receive it now; a deleted segment is reported, not read as empty. */
