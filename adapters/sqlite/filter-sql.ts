@@ -106,9 +106,8 @@ function indexTerms(filter: Filter, indexed: ReadonlyMap<string, string>, params
     const condition = filter[field];
     if (field === '$and') {
       // Every conjunct holds of a match, so each one's terms narrow the whole (none exactly: the
-      // expression still tests the conjuncts). A campaign's next batch is `{$and: [audience,
-      // {_id: {$gt: cursor}}]}`: without these it walked every contact before the cursor, a batch
-      // slower the further the campaign got.
+      // expression still tests the conjuncts). Without them SQLite tested every row: a campaign's
+      // batch, whose cursor was once under an `$and`, walked every contact before the cursor.
       if (Array.isArray(condition)) for (const clause of condition) if (isPlainObject(clause)) terms.push(...indexTerms(clause, indexed, params).terms);
       continue;
     }

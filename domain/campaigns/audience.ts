@@ -75,8 +75,8 @@ export async function nextRecipients(
   const projection = { email: 1, data: 1 } as const;
   if (audience.kind === 'contacts') {
     // The cursor beside the audience's own top-level fields (which never name `_id`), not under an
-    // `$and`: FerretDB pushes down top-level conditions only, and every store then reads the
-    // batch from the `{projectId, subscribed, _id}` index from the cursor on.
+    // `$and`, where FerretDB would not see it: every store then reads the batch from the
+    // `{projectId, subscribed, _id}` index from the cursor on.
     const filter = after === null ? audience.filter : { ...audience.filter, _id: { $gt: after } };
     const recipients = await contacts(p.store).find(filter, { sort: { _id: 1 }, limit, projection });
     return { recipients, nextCursor: recipients.length === limit ? recipients[recipients.length - 1]._id : null };
