@@ -6,7 +6,7 @@
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
- *        [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *        [--relay-rtt-ms 0] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:campaign -- [same options]
  *
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
@@ -31,6 +31,9 @@
  * `--dkim-signing relay`: the sending domain leaves DKIM to the relay (PATCH /domains/:id), so the
  * platform signs nothing, and the yardstick is nodemailer without DKIM (`nodelay`); every email
  * must then arrive unsigned.
+ *
+ * `--relay-rtt-ms N`: the sink sends every reply N ms late, as a relay N ms away would answer
+ * (another zone or region; loopback's is some 50 µs): what the SMTP round trips per email cost.
  *
  * `--modes`: the platform's modes (default embedded), each step 2 once. `distributed` runs
  * `npm run start:distributed` (the whole stack) on a MongoDB-wire server the benchmark starts
@@ -74,6 +77,7 @@ const { values: args } = parseArgs({
     modes: { type: 'string', default: 'embedded' },
     'mailer-replicas': { type: 'string', default: '1' },
     'dkim-signing': { type: 'string', default: 'platform' },
+    'relay-rtt-ms': { type: 'string', default: '0' },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -95,6 +99,7 @@ const options = {
   compareRef: args['compare-ref'],
   cpuProf: args['cpu-prof']!,
   relaySigns: args['dkim-signing'] === 'relay',
+  relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
   record: !args['no-record'] && !args['cpu-prof'],
 };
 
@@ -402,7 +407,7 @@ function table(yardstick: Phase | undefined, platforms: PlatformOutcome[]): stri
   };
   const cpuPerEmail = (p: PlatformOutcome) => (1000 * p.phase.cpu.sender) / p.phase.emails;
   const lines = [
-    '| sender → loopback sink | emails | emails/s | × yardstick | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |',
+    `| sender → ${options.relayRttMs ? `sink answering ${options.relayRttMs} ms late` : 'loopback sink'} | emails | emails/s | × yardstick | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (p) =>
@@ -442,7 +447,7 @@ async function main(): Promise<number> {
   const facts = machineFacts();
   const startedAt = new Date();
   const profileRoot = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
-  const sink = await Sink.start();
+  const sink = await Sink.start(options.relayRttMs);
   console.error(`[sink] listening on ${sink.url}`);
   const yardstick = options.yardstick ? await runYardstick(sink, profileRoot) : undefined;
   if (yardstick) console.error(`[yardstick] ${fmt(yardstick.emails / yardstick.seconds, 0)} emails/s`);
@@ -480,7 +485,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)

@@ -59,8 +59,9 @@ export class Sink {
     });
   }
 
-  static async start(): Promise<Sink> {
-    const proc = startChild('sink', 'bench/send-sink.ts', { ...process.env });
+  /** `replyDelayMs`: the sink answers that much later, a relay at that round trip (send-sink.ts). */
+  static async start(replyDelayMs = 0): Promise<Sink> {
+    const proc = startChild('sink', 'bench/send-sink.ts', { ...process.env, SINK_REPLY_DELAY_MS: String(replyDelayMs) });
     const { port } = await messageOf<{ port: number }>(proc, 'ready', 60_000);
     return new Sink(proc, port);
   }

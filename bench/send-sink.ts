@@ -10,13 +10,16 @@
  * CLOCK_MONOTONIC, the clock of process.hrtime in every process on the machine) at which each
  * message was complete (before the 250 reply), and the raw bytes of the first message.
  *
+ * SINK_REPLY_DELAY_MS (default 0): every reply leaves that much later, a relay that far away (a
+ * round trip of that length; loopback has no kernel delay to add here, netem is not built in).
+ *
  * IPC requests from the parent: `{ id, type: 'stats', key, detail?: boolean }` answers
  * `{ id, stats }` (detail adds the recipients and the arrival times). The sink announces
  * `{ type: 'ready', port }` once it listens.
  *
  *   node --import tsx --import ./bench/orphan-guard.ts bench/send-sink.ts   (with an IPC channel)
  */
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 interface KeyStats {
@@ -80,6 +83,17 @@ const server = new SMTPServer({
     });
   },
 });
+const replyDelayMs = Number(process.env.SINK_REPLY_DELAY_MS ?? 0);
+if (replyDelayMs > 0) {
+  // Timers of one duration run in the order they were set: the replies keep theirs.
+  server.server.on('connection', (socket: Socket) => {
+    const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+    socket.write = ((...args: unknown[]) => {
+      setTimeout(() => socket.writable && write(...args), replyDelayMs);
+      return true;
+    }) as typeof socket.write;
+  });
+}
 // A sender that drops its connections (a pool closed at the end of a phase) is ordinary.
 server.on('error', () => {});
 

@@ -4,10 +4,12 @@ import { hostname } from 'node:os';
 /**
  * A small SMTP client of our own for the mailer's hot path: a pool of connections to a plaintext
  * relay that offers PIPELINING (RFC 2920) and not STARTTLS, the high-volume setup of a local or
- * in-network MTA. Each message is two writes, the envelope with DATA and then the message, and
- * two reads. nodemailer's pool (which pipelines too) spent 0.150 ms of CPU a message in its
- * stream machinery where this spends 0.047–0.054 (10 KB messages into the bench sink, 16 connections;
- * bench/results/campaign-profile.md, session 11), about a tenth of a campaign email's CPU.
+ * in-network MTA. A message is one round trip: its envelope and DATA go in one write with the end
+ * of the message before it on the connection (RFC 2920 lets a group begin with a message's end),
+ * then the message follows the 354. nodemailer's pool, which pipelines within a message only, takes
+ * two, and spent 0.150 ms of CPU a message in its stream machinery where this spends 0.047–0.054
+ * (10 KB messages into the bench sink, 16 connections; bench/results/campaign-profile.md, session
+ * 11), about a tenth of a campaign email's CPU.
  *
  * It does no TLS and no authentication: a relay URL with credentials or options, or a relay that
  * offers STARTTLS or lacks PIPELINING, is nodemailer's (transport.ts decides, `smtpTransport`).
@@ -73,7 +75,10 @@ const HELO_NAME = (() => {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(name) ? `[${name}]` : name.replace(/[\r\n]/g, '');
 })();
 
-/** One SMTP session: its socket, the replies it waits for, and at most one transaction at a time. */
+/**
+ * One SMTP session: its socket, the replies it waits for, and one transaction at a time, with the
+ * one before it (its message ended) perhaps still waiting for its reply.
+ */
 class Session {
   readonly #socket: Socket;
   /** What came in after the last full line, the lines of a reply not finished yet, whole replies not taken yet. */
@@ -125,12 +130,20 @@ class Session {
     return this.#failure === undefined;
   }
 
+  /** Replies still awaited: a transaction released after its "." waits for its last one. */
+  get awaiting(): boolean {
+    return this.#waiting.length > 0;
+  }
+
   /**
    * One transaction. `commit` runs once the whole message is with the kernel and before the
    * terminating "." is written (transport.ts says why); a throw from it leaves the message
-   * unterminated, which the relay discards.
+   * unterminated, which the relay discards. `released` is called once the "." is written: the
+   * session may carry the next transaction while this one waits for its reply (RFC 2920 lets
+   * the next envelope follow the message in one group), and that envelope goes out in the same
+   * write as the ".", so a message costs one round trip, not two.
    */
-  async send(raw: Buffer, envelope: Envelope, commit: () => void): Promise<string> {
+  async send(raw: Buffer, envelope: Envelope, commit: () => void, released: () => void = () => {}): Promise<string> {
     // Addresses are checked where they come in; a line end here would be a command of its own.
     if ([envelope.from, ...envelope.to].some((address) => /[\x00-\x1f\x7f<>]/.test(address))) throw new Error('Invalid envelope address');
     const replies = [this.#reply(), ...envelope.to.map(() => this.#reply()), this.#reply()];
@@ -154,7 +167,12 @@ class Session {
       this.close();
       throw err;
     }
+    // Corked until the microtasks of this turn have run: a send waiting for the session takes it
+    // in them (released) and its envelope joins the "." in one segment.
+    this.#socket.cork();
     this.#socket.write('.\r\n');
+    process.nextTick(() => this.#socket.uncork());
+    released();
     const reply = await ended;
     if (!reply.startsWith('2')) throw new SmtpReplyError('Message failed', 'DATA', reply);
     return reply;
@@ -255,12 +273,33 @@ export class PipelinedPool {
     this.#connections = connections;
   }
 
-  async send(raw: Buffer, envelope: Envelope, commit: () => void): Promise<string> {
+  send(raw: Buffer, envelope: Envelope, commit: () => void): Promise<string> {
+    return this.#send(raw, envelope, commit, true);
+  }
+
+  async #send(raw: Buffer, envelope: Envelope, commit: () => void, mayRetry: boolean): Promise<string> {
     const session = await this.#take();
-    try {
-      return await session.send(raw, envelope, commit);
-    } finally {
+    // The transaction before this one on the session may still wait for its reply: if the
+    // connection is lost under it, this one, not begun (uncommitted), goes again on another.
+    const behind = session.awaiting;
+    let committed = false;
+    let given = false;
+    const give = () => {
+      if (given) return;
+      given = true;
       this.#give(session);
+    };
+    try {
+      return await session.send(raw, envelope, () => {
+        commit();
+        committed = true;
+      }, give);
+    } catch (err) {
+      if (!mayRetry || !behind || committed || session.usable) throw err;
+      give();
+      return this.#send(raw, envelope, commit, false);
+    } finally {
+      give();
     }
   }
 

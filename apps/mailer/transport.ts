@@ -74,8 +74,8 @@ function commitBeforeTerminators(socket: Socket): void {
 
 /**
  * Connections kept open to the relay by the whole mailer, shared out among its sending threads
- * (send-pool.ts). Each message costs round trips (the envelope with DATA, then the message), so
- * the rate grows with connections: with the mailer's 128 handlers, 10 and 16 sent a campaign at
+ * (send-pool.ts). Each message costs a round trip (two through nodemailer), so the rate grows
+ * with connections where the relay is far: with the mailer's 128 handlers, 10 and 16 sent a campaign at
  * 1,206 and 1,240 emails/s (bench:campaign; 5, with 32 handlers, 1,016–1,021). Relays take this
  * many from one client: Postfix's default per-client limit is 50; listmonk opens 10 per server.
  */

@@ -12,6 +12,8 @@ interface Server {
   /** Messages taken, with whether their commit had run when the server had the whole message. */
   received: { to: string; raw: string; committedFirst: boolean }[];
   connections: number;
+  /** Reads in which a message's end came with the next envelope. */
+  groups: number;
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -23,7 +25,7 @@ const committed = new Set<string>();
 
 /** `onMessage` may refuse a message (an error with its reply code) or drop the connection instead of answering. */
 async function server(options: Partial<SMTPServerOptions> = {}, onMessage?: (to: string, socket: Socket | undefined) => Error | 'dropped' | void): Promise<Server> {
-  const state: Server = { port: 0, received: [], connections: 0 };
+  const state: Server = { port: 0, received: [], connections: 0, groups: 0 };
   const sockets = new Map<number, Socket>();
   const smtp = new SMTPServer({
     authOptional: true,
@@ -48,7 +50,12 @@ async function server(options: Partial<SMTPServerOptions> = {}, onMessage?: (to:
     ...options,
   });
   smtp.on('error', () => {});
-  smtp.server.on('connection', (socket: Socket) => sockets.set(socket.remotePort!, socket));
+  smtp.server.on('connection', (socket: Socket) => {
+    sockets.set(socket.remotePort!, socket);
+    socket.on('data', (chunk: Buffer) => {
+      if (/\r\n\.\r\nMAIL FROM:<[^>]*>\r\nRCPT TO:<[^>]*>\r\nDATA\r\n$/.test(chunk.toString('latin1'))) state.groups++;
+    });
+  });
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
   state.port = (smtp.server.address() as AddressInfo).port;
   closers.push(() => new Promise((resolve) => smtp.close(() => resolve())));
@@ -81,6 +88,37 @@ describe('the pipelining SMTP client', () => {
       expect(got.raw).toBe(message(got.to, body.length === 0 || body.endsWith('\r\n') ? body : `${body}\r\n`).toString('latin1'));
       expect(got.committedFirst).toBe(true);
     }
+    expect(relay.connections).toBe(2);
+  });
+
+  it('sends a message’s end and the next envelope in one write: a message costs one round trip', async () => {
+    const relay = await server();
+    const client = pool(relay.port, 1);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => send(client, `r${i}@customer.example`)));
+    expect(relay.received).toHaveLength(20);
+    // Each of the 19 ends that had a message waiting behind it went with that message's envelope
+    // (loopback hands a write over in one read; a few split reads would still leave most).
+    expect(relay.groups).toBeGreaterThanOrEqual(15);
+  });
+
+  it('a message refused at its end, or lost with its connection, does not take the next one, whose envelope went with its end', async () => {
+    const relay = await server({}, (to, socket) => {
+      if (to.startsWith('spam')) return Object.assign(new Error('5.7.1 Message refused'), { responseCode: 554 });
+      if (!to.startsWith('drop')) return;
+      socket?.destroy();
+      return 'dropped';
+    });
+    const client = pool(relay.port, 1);
+    const [spam, first, lost, second] = await Promise.all(
+      ['spam@customer.example', 'first@customer.example', 'drop@customer.example', 'second@customer.example'].map((to) => failureOf(send(client, to))),
+    );
+    expect(spam).toMatchObject({ responseCode: 554, command: 'DATA' });
+    expect(first).toBeUndefined();
+    expect(smtpFailureOf(lost)).toEqual({ kind: 'outage' });
+    // Its envelope was on the lost connection, its message not begun: it went on a new one.
+    expect(second).toBeUndefined();
+    expect(relay.received.map((m) => m.to)).toEqual(['first@customer.example', 'second@customer.example']);
+    expect(relay.groups).toBeGreaterThanOrEqual(2);
     expect(relay.connections).toBe(2);
   });
 
