@@ -30,7 +30,9 @@ export async function segmentsOfContact(p: Platform, projectId: string, contactI
     all.map(async (segment) =>
       segment.type === 'STATIC'
         ? inStatic.has(segment._id)
-        : (await contacts(p.store).countDocuments({ $and: [await segmentContactFilter(p, segment, types, now), { _id: contactId }] })) > 0,
+        : // The id at the top level: FerretDB pushes top-level equalities down (under the `$and`
+          // it read every contact, once per segment), the SQLite store and MongoDB look it up.
+          (await contacts(p.store).countDocuments({ _id: contactId, $and: [await segmentContactFilter(p, segment, types, now)] })) > 0,
     ),
   );
   return all.filter((_, i) => member[i]).map((s) => ({ id: s._id, name: s.name, slug: s.slug, type: s.type }));

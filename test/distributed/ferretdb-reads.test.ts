@@ -76,6 +76,21 @@ describe('reads by id on FerretDB', () => {
     expect(scanned).toBeLessThan(DOCS);
   });
 
+  it('a count of one document by id, its other conditions under an $and, scans no table', async () => {
+    // GET /contacts/:id/segments asks each DYNAMIC segment's query narrowed to the contact this way
+    // (segments/of-contact.ts); with the id inside the `$and`, FerretDB read the whole collection.
+    const things = store.collection<{ _id: string; n: number }>('things');
+    let counts: number[] = [];
+    const scanned = await scannedBy(async () => {
+      counts = [
+        await things.countDocuments({ _id: 'thing-7', $and: [{ n: { $gte: 5 } }] }),
+        await things.countDocuments({ _id: 'thing-7', $and: [{ n: { $gte: 8 } }] }),
+      ];
+    });
+    expect(counts).toEqual([1, 0]);
+    expect(scanned).toBeLessThan(DOCS);
+  });
+
   // insertNew (a contact turn's events, given ids) on the same server: an id there already is skipped.
   it('insertNew inserts the documents whose ids are free, and still refuses a duplicate on another unique index', async () => {
     const marks = store.collection<{ _id: string; k: string }>('marks');
