@@ -6,11 +6,11 @@
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
- *        [--relay-rtt-ms 0] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *        [--relay-rtt-ms 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *   npm run bench:campaign -- [same options]
  *
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
- *    pooled (as many connections as the mailer's SMTP_CONNECTIONS), TCP_NODELAY, nodemailer's
+ *    pooled (as many connections as the mailer, `--smtp-connections`), TCP_NODELAY, nodemailer's
  *    built-in DKIM signing, four emails in flight per connection, the same HTML email (composed
  *    once), `--yardstick-emails` of them after a warm-up.
  * 2. The platform, embedded, as `npm start` runs it (SMTP_URL at the sink, DNS_SERVERS at a DNS
@@ -34,6 +34,9 @@
  *
  * `--relay-rtt-ms N`: the sink sends every reply N ms late, as a relay N ms away would answer
  * (another zone or region; loopback's is some 50 µs): what the SMTP round trips per email cost.
+ *
+ * `--smtp-connections N`: the mailer's SMTP_CONNECTIONS (default its own default), and the
+ * yardstick's pool: a far relay needs more.
  *
  * `--modes`: the platform's modes (default embedded), each step 2 once. `distributed` runs
  * `npm run start:distributed` (the whole stack) on a MongoDB-wire server the benchmark starts
@@ -59,7 +62,7 @@ import { v7 } from 'uuid';
 import { contacts, type ContactDoc } from '../domain/contacts/collection.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
-import { SMTP_CONNECTIONS } from '../apps/mailer/transport.ts';
+import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
@@ -78,6 +81,7 @@ const { values: args } = parseArgs({
     'mailer-replicas': { type: 'string', default: '1' },
     'dkim-signing': { type: 'string', default: 'platform' },
     'relay-rtt-ms': { type: 'string', default: '0' },
+    'smtp-connections': { type: 'string', default: String(DEFAULT_SMTP_CONNECTIONS) },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
@@ -100,6 +104,7 @@ const options = {
   cpuProf: args['cpu-prof']!,
   relaySigns: args['dkim-signing'] === 'relay',
   relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
+  smtpConnections: wholeOption('smtp-connections', args['smtp-connections'], 1),
   record: !args['no-record'] && !args['cpu-prof'],
 };
 
@@ -129,15 +134,15 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
     count: options.yardstickEmails,
     warmup: 200,
     // As many connections as the platform's mailer keeps (transport.ts), and enough in flight to fill them.
-    inFlight: 4 * SMTP_CONNECTIONS,
-    poolSize: SMTP_CONNECTIONS,
+    inFlight: 4 * options.smtpConnections,
+    poolSize: options.smtpConnections,
     domain: 'yardstick.example',
     selector: 'bench',
     privateKeyPem: privateKey,
     publicUrl: 'http://127.0.0.1:3000',
   };
   const loadBefore = loadAverage();
-  console.error(`[yardstick] nodemailer pool ×${SMTP_CONNECTIONS}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
+  console.error(`[yardstick] nodemailer pool ×${options.smtpConnections}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
   const profileDir = profileRoot && join(profileRoot, 'yardstick');
   const proc = startChild('yardstick', 'bench/send-yardstick.ts', { ...process.env, BENCH_YARDSTICK: JSON.stringify(config) }, profileDir);
   const sinkBefore = processCpuSeconds(sink.proc.pid);
@@ -166,7 +171,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
   const ok =
     stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === (options.relaySigns ? 0 : stats.count);
   return {
-    name: `raw nodemailer: pool ×${SMTP_CONNECTIONS}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick)`,
+    name: `raw nodemailer: pool ×${options.smtpConnections}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick)`,
     emails: options.yardstickEmails,
     seconds,
     cpu: { sender: result.cpuSeconds, sink: sinkCpu, self: 0, others: Math.max(0, busy - result.cpuSeconds - sinkCpu), wall: seconds },
@@ -261,6 +266,7 @@ async function runPlatform(
   onCleanup(() => dns.close());
   const settings: Record<string, string> = {
     EMAIL_RATE_PER_SECOND: String(options.emailRate),
+    SMTP_CONNECTIONS: String(options.smtpConnections),
     ...(options.batchSize ? { CAMPAIGN_BATCH_SIZE: String(options.batchSize) } : {}),
     ...(distributed ? { MAILER_REPLICAS: String(mailers) } : {}),
   };
@@ -485,7 +491,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, 32 in flight` : 'skipped'}` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, ${4 * options.smtpConnections} in flight` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)

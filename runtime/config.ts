@@ -1,4 +1,5 @@
 import { DEFAULT_CACHE_MB } from '../adapters/sqlite/cache-size.ts';
+import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 
 /** The environment of DESIGN.md's operational contract, read once at start-up. */
 export interface Config {
@@ -8,6 +9,8 @@ export interface Config {
   /** SQLite page cache of the embedded store, in MiB: the bound on its memory. */
   sqliteCacheMb: number;
   smtpUrl?: string;
+  /** SMTP_CONNECTIONS: connections each mailer keeps open to the relay (apps/mailer/connections.ts). */
+  smtpConnections: number;
   dnsServers: string[];
   emailRatePerSecond: number;
   apiRatePerMinute: number;
@@ -96,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.DATA_DIR || './data',
     sqliteCacheMb: positiveInt('SQLITE_CACHE_MB', DEFAULT_CACHE_MB, env),
     smtpUrl: env.SMTP_URL || undefined,
+    smtpConnections: positiveInt('SMTP_CONNECTIONS', DEFAULT_SMTP_CONNECTIONS, env),
     dnsServers: (env.DNS_SERVERS ?? '')
       .split(',')
       .map((s) => s.trim())

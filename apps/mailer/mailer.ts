@@ -11,6 +11,7 @@ import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
 import { nowIso } from '../../domain/ids.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { CommittedEmails } from './commit-log.ts';
+import { mailerHandlers } from './connections.ts';
 import { DeliveryRecords } from './delivery-records.ts';
 import type { RenderTask } from './render.ts';
 import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
@@ -41,7 +42,7 @@ export function startMailer(p: Platform): { close(): void } {
   const mailer: Mailer = { commits, records: new DeliveryRecords(p), sendMail: (task) => breaker.fire(task) };
   p.pubsub.subscribe<OutboundMessage>(OUTBOUND_TOPIC, (message) => deliver(p, mailer, message), {
     retryForever: true,
-    concurrency: MAILER_HANDLERS,
+    concurrency: mailerHandlers(p.config.smtpConnections),
   });
   return {
     close() {
@@ -57,16 +58,6 @@ interface Mailer {
   records: DeliveryRecords;
   sendMail: (task: RenderTask) => Promise<Sent>;
 }
-
-/**
- * Emails the embedded mailer has between its claim and its finish at once: enough to keep the
- * sending threads' tasks (send-pool.ts) full while others wait on their claim's or finish's
- * commit. With more in flight each group commit, event-loop turn and SMTP write carries more
- * emails: 128 (with 32 tasks per thread and 16 connections) sent a 20,000-recipient campaign at
- * 1,240 emails/s and 1.32 ms of CPU each, against 1,016–1,021/s and 1.51–1.54 ms with 32 (and 8
- * tasks, 5 connections); 256 gained nothing more (bench/results/campaign-profile.md, session 10).
- */
-const MAILER_HANDLERS = 128;
 
 /** Emails this process is delivering: a second message for one of them waits for the first. */
 const delivering = new Set<string>();

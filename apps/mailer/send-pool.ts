@@ -3,7 +3,6 @@ import { Piscina } from 'piscina';
 import type { Config } from '../../runtime/config.ts';
 import { typescriptArgs } from '../../runtime/node-typescript.ts';
 import type { RenderTask } from './render.ts';
-import { SMTP_CONNECTIONS } from './transport.ts';
 
 /** What a sending thread starts from (piscina's workerData). */
 export interface SendThreadData {
@@ -59,16 +58,17 @@ const SLOTS = 64;
 /**
  * Renders, signs and sends emails on worker threads (compose, MIME, DKIM and the SMTP client: two
  * thirds of an email's CPU on the event loop before), so the event loop keeps to the store and a
- * campaign uses every core. One thread fewer than cores: the event loop has work of its own, and
+ * campaign uses every core. One thread fewer than cores (and no more than SMTP_CONNECTIONS, each
+ * thread holding a share of them): the event loop has work of its own, and
  * each thread holds its own heap, copies of juice and html-to-text, and its own SMTP pool. The RSA
  * signatures run on libuv's thread pool. Started on first use: a mailer that sends nothing starts
  * no thread, and idle threads do not keep the process alive.
  */
-export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir'>, onCommitted: (emailId: string) => void): SendPool {
+export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir' | 'smtpConnections'>, onCommitted: (emailId: string) => void): SendPool {
   const slots = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
-  const threads = Math.max(1, availableParallelism() - 1);
-  // The relay sees about as many connections from a mailer on many cores as from one on two.
-  const connections = Math.ceil(SMTP_CONNECTIONS / threads);
+  const threads = Math.max(1, Math.min(availableParallelism() - 1, config.smtpConnections));
+  // SMTP_CONNECTIONS is the whole mailer's: the threads' shares never add up to more.
+  const connections = Math.floor(config.smtpConnections / threads);
   let pool: Piscina<RenderTask, SendOutcome> | undefined;
   const start = () => {
     const started = new Piscina<RenderTask, SendOutcome>({

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../runtime/config.ts';
+import { DEFAULT_SMTP_CONNECTIONS } from './connections.ts';
 import type { Rendered } from './render.ts';
 import { isAsciiEnvelope, NotPipelinable, PipelinedPool, plainRelayOf } from './smtp-pipelined.ts';
 
@@ -73,16 +74,10 @@ function commitBeforeTerminators(socket: Socket): void {
 }
 
 /**
- * Connections kept open to the relay by the whole mailer, shared out among its sending threads
- * (send-pool.ts). Each message costs a round trip (two through nodemailer), so the rate grows
- * with connections where the relay is far: with the mailer's 128 handlers, 10 and 16 sent a campaign at
- * 1,206 and 1,240 emails/s (bench:campaign; 5, with 32 handlers, 1,016–1,021). Relays take this
- * many from one client: Postfix's default per-client limit is 50; listmonk opens 10 per server.
+ * SMTP when SMTP_URL is set, over `connections` connections (connections.ts); otherwise the dev
+ * outbox: `.eml` files under DATA_DIR (the mailer logs each).
  */
-export const SMTP_CONNECTIONS = 16;
-
-/** SMTP when SMTP_URL is set; otherwise the dev outbox: `.eml` files under DATA_DIR (the mailer logs each). */
-export function createTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>, connections = SMTP_CONNECTIONS): Transport {
+export function createTransport(config: Pick<Config, 'smtpUrl' | 'dataDir'>, connections = DEFAULT_SMTP_CONNECTIONS): Transport {
   if (config.smtpUrl) return smtpTransport(config.smtpUrl, connections);
   const dir = join(config.dataDir, 'outbox');
   mkdirSync(dir, { recursive: true });

@@ -353,3 +353,29 @@ describe('cancelling a campaign while it sends', () => {
     expect((await s.project.api.get(`/campaigns/${c.id}`)).body.data.status).toBe('CANCELLED');
   }, 120_000);
 });
+
+describe('the connections to the relay', () => {
+  let instance: Instance;
+  beforeAll(async () => {
+    instance = await startInstance({ env: { EMAIL_RATE_PER_SECOND: '0', SMTP_CONNECTIONS: '2' } });
+  });
+  afterAll(() => instance?.dispose());
+
+  it('SMTP_CONNECTIONS bounds the connections the mailer opens, and every recipient still gets the campaign once', async () => {
+    const s = await setup(instance);
+    const tag = unique('conn');
+    const addresses = Array.from({ length: 60 }, (_, i) => `${tag}-${i}@customer.example`);
+    const fixed = await s.project.api.post('/segments', { name: unique('all'), type: 'STATIC' });
+    await s.project.api.post(`/segments/${fixed.body.data.id}/members`, { emails: addresses });
+    const subject = unique('connections');
+    const c = await createCampaign(s, subject, { audienceType: 'SEGMENT', segmentId: fixed.body.data.id });
+    expect((await s.project.api.post(`/campaigns/${c.id}/send`, {})).status).toBe(200);
+    await waitForStatus(s, c.id, 'SENT');
+    await eventually(async () => (recipientsOf(instance, subject).length >= addresses.length ? true : undefined), 20_000, subject);
+    await untilIdle(instance, () => recipientsOf(instance, subject).length, QUIET_MS, 30_000, `${subject}: nothing more`);
+    expect(recipientsOf(instance, subject)).toEqual([...addresses].sort());
+    // 60 emails at once would have opened the default 16 (one mailer in either mode).
+    expect(instance.smtp.peakConnections).toBeGreaterThanOrEqual(1);
+    expect(instance.smtp.peakConnections).toBeLessThanOrEqual(2);
+  });
+});

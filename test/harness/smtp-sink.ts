@@ -32,6 +32,8 @@ export interface SmtpSink {
   refuseLogins: boolean;
   /** Closes every connection not in the middle of a message, as a relay restarting does. */
   dropConnections(): void;
+  /** The most connections open at once so far. */
+  peakConnections: number;
   /**
    * For these addresses the server takes the whole message (it is in `messages`) and holds its
    * answer until the client is gone: a client that dies now has handed the message over.
@@ -140,6 +142,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   server.on('error', () => {});
   server.server.on('connection', (socket: Socket) => {
     sockets.add(socket);
+    sink.peakConnections = Math.max(sink.peakConnections, sockets.size);
     socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -157,6 +160,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     refuseMessages,
     refuseSenders,
     refuseLogins: false,
+    peakConnections: 0,
     waitFor(match, timeoutMs = 10_000) {
       const found = messages.find(match);
       if (found) return Promise.resolve(found);

@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { smtpFailureOf } from '../../apps/mailer/smtp-answers.ts';
 import { dotStuffed, NotPipelinable, PipelinedPool, plainRelayOf } from '../../apps/mailer/smtp-pipelined.ts';
 import { createTransport } from '../../apps/mailer/transport.ts';
+import { mailerHandlers } from '../../apps/mailer/connections.ts';
+import { loadConfig } from '../../runtime/config.ts';
 
 interface Server {
   port: number;
@@ -232,5 +234,14 @@ describe('the pipelining SMTP client', () => {
       expect(plainRelayOf(url)).toBeUndefined();
     }
     expect(dotStuffed(Buffer.from('.a\r\nb\r\n.c\r\n')).toString()).toBe('..a\r\nb\r\n..c\r\n');
+  });
+});
+
+describe('SMTP_CONNECTIONS', () => {
+  it('is 16 unless set, a whole number of at least 1, and the mailer keeps four emails in flight per connection past 32', () => {
+    expect(loadConfig({}).smtpConnections).toBe(16);
+    expect(loadConfig({ SMTP_CONNECTIONS: '64' }).smtpConnections).toBe(64);
+    for (const bad of ['0', '2.5', 'many', '-3']) expect(() => loadConfig({ SMTP_CONNECTIONS: bad })).toThrow(/SMTP_CONNECTIONS/);
+    expect([1, 16, 32, 64].map(mailerHandlers)).toEqual([128, 128, 128, 256]);
   });
 });
