@@ -1,7 +1,9 @@
 /**
  * Dapr pub/sub (Redis Streams) behind the PubSub port. Handlers that throw answer RETRY (the SDK
  * would otherwise count a throw as SUCCESS and drop the message); after the resiliency policy's
- * retries Dapr moves the message to `<topic>.dead`, which we keep as a dead-letter record.
+ * retries Dapr moves the message to `<topic>.dead`, which we keep as a dead-letter record, or, for
+ * a subscription that retries forever, leaves it pending for the component to redeliver
+ * (RETRY_HOLD_MS says how that is made sure of).
  */
 import { randomUUID } from 'node:crypto';
 import { DaprPubSubStatusEnum, type DaprClient, type DaprServer } from '@dapr/dapr';
@@ -18,6 +20,21 @@ interface Envelope {
 }
 
 const MAX_TRACKED = 10_000;
+
+/** components/pubsub.yaml's processingTimeout (and deploy/manifests/11-dapr-pubsub.yaml's). */
+export const PROCESSING_TIMEOUT_MS = 60_000;
+/** Calls of a handler in one round of Dapr's retries: resiliency.yaml's maxRetries (10) and the first. */
+export const ATTEMPTS_PER_ROUND = 11;
+/**
+ * The least time a failed delivery of a retryForever subscription takes to answer RETRY. The Redis
+ * Streams component (components-contrib 1.17, `processMessage`) acknowledges a message whose
+ * handler still fails after the last of the resiliency policy's retries, unless processingTimeout
+ * has passed since it took the message; only then does the message stay pending, to be
+ * redelivered. Dapr's exponential backoff (0.5 s × 1.5ⁿ, ±50%) made a round of 11 calls last 50–58
+ * s here, so an email the relay kept answering 4xx was acknowledged and never tried again. Held
+ * this long, a round outlasts processingTimeout whatever the backoff (11 × 6.5 s = 71.5 s).
+ */
+export const RETRY_HOLD_MS = Math.ceil(PROCESSING_TIMEOUT_MS / ATTEMPTS_PER_ROUND) + 1_000;
 
 export class DaprPubSub implements PubSub {
   readonly #client: DaprClient;
@@ -59,9 +76,9 @@ export class DaprPubSub implements PubSub {
     if (!this.#server) return;
     for (const [topic, { handler, options }] of this.#handlers) {
       await this.#server.pubsub.subscribeWithOptions(this.#name, topic, {
-        callback: (envelope: Envelope) => this.#deliver(topic, handler, envelope),
+        callback: (envelope: Envelope) => this.#deliver(topic, handler, envelope, options.retryForever === true),
         // Without a dead-letter topic a message the handler keeps refusing stays pending in the
-        // stream, and the component redelivers it every redeliverInterval: retried forever.
+        // stream (RETRY_HOLD_MS), and the component redelivers it: retried forever.
         ...(options.retryForever
           ? {}
           : {
@@ -77,7 +94,8 @@ export class DaprPubSub implements PubSub {
 
   async stop(): Promise<void> {}
 
-  async #deliver(topic: string, handler: MessageHandler<any>, envelope: Envelope): Promise<DaprPubSubStatusEnum> {
+  async #deliver(topic: string, handler: MessageHandler<any>, envelope: Envelope, retryForever: boolean): Promise<DaprPubSubStatusEnum> {
+    const started = Date.now();
     const attempt = (this.#attempts.get(envelope.messageId) ?? 0) + 1;
     this.#attempts.set(envelope.messageId, attempt);
     if (this.#attempts.size > MAX_TRACKED) this.#attempts.delete(this.#attempts.keys().next().value!);
@@ -87,6 +105,8 @@ export class DaprPubSub implements PubSub {
       return DaprPubSubStatusEnum.SUCCESS;
     } catch (err) {
       this.#log.warn({ topic, messageId: envelope.messageId, attempt, err: (err as Error).message }, 'handler failed; retrying');
+      const hold = retryForever ? started + RETRY_HOLD_MS - Date.now() : 0;
+      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
       return DaprPubSubStatusEnum.RETRY;
     }
   }

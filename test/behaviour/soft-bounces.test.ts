@@ -135,8 +135,11 @@ describe('soft bounces', () => {
 
 describe('soft bounces across a restart', () => {
   // Distributed: a message a killed mailer held comes back after the pub/sub's processingTimeout
-  // (60 s, components/pubsub.yaml), so the window must outlast that for a 4xx after the restart.
-  const windowHours = byMode({ embedded: 0.005, distributed: 0.03 });
+  // (60 s, components/pubsub.yaml), so the window must outlast that for a 4xx after the restart,
+  // and it outlasts the round of Dapr's retries that follows (about a minute): the message must
+  // survive a round that failed throughout (adapters/dapr/pubsub.ts, RETRY_HOLD_MS; without that
+  // the component acknowledged it and the soft bounce never came).
+  const windowHours = byMode({ embedded: 0.005, distributed: 0.06 });
   /** The soft bounce comes only once the window is over, then within a redelivery or two. */
   const bounceWait = DRAIN + windowHours * 3_600_000;
   let instance: Instance;
