@@ -26,15 +26,19 @@ export const PROCESSING_TIMEOUT_MS = 60_000;
 /** Calls of a handler in one round of Dapr's retries: resiliency.yaml's maxRetries (10) and the first. */
 export const ATTEMPTS_PER_ROUND = 11;
 /**
- * The least time a failed delivery of a retryForever subscription takes to answer RETRY. The Redis
+ * The least time a failed delivery of a retryForever subscription takes to answer RETRY, from its
+ * message's UNHELD_ATTEMPTS + 1st delivery to this process on (the first ones, quick, get over a
+ * passing failure as before). The Redis
  * Streams component (components-contrib 1.17, `processMessage`) acknowledges a message whose
  * handler still fails after the last of the resiliency policy's retries, unless processingTimeout
  * has passed since it took the message; only then does the message stay pending, to be
  * redelivered. Dapr's exponential backoff (0.5 s × 1.5ⁿ, ±50%) made a round of 11 calls last 50–58
- * s here, so an email the relay kept answering 4xx was acknowledged and never tried again. Held
- * this long, a round outlasts processingTimeout whatever the backoff (11 × 6.5 s = 71.5 s).
+ * s here, so a message refused through a whole round (an email while the relay is down for more
+ * than a minute) was acknowledged and never handled again. With at least 8 of a round's calls held
+ * this long, the round outlasts processingTimeout whatever the backoff (8 × 8 s = 64 s).
  */
-export const RETRY_HOLD_MS = Math.ceil(PROCESSING_TIMEOUT_MS / ATTEMPTS_PER_ROUND) + 1_000;
+export const RETRY_HOLD_MS = 8_000;
+export const UNHELD_ATTEMPTS = 3;
 
 export class DaprPubSub implements PubSub {
   readonly #client: DaprClient;
@@ -105,7 +109,7 @@ export class DaprPubSub implements PubSub {
       return DaprPubSubStatusEnum.SUCCESS;
     } catch (err) {
       this.#log.warn({ topic, messageId: envelope.messageId, attempt, err: (err as Error).message }, 'handler failed; retrying');
-      const hold = retryForever ? started + RETRY_HOLD_MS - Date.now() : 0;
+      const hold = retryForever && attempt > UNHELD_ATTEMPTS ? started + RETRY_HOLD_MS - Date.now() : 0;
       if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
       return DaprPubSubStatusEnum.RETRY;
     }

@@ -14,6 +14,7 @@ import { CommittedEmails } from './commit-log.ts';
 import { mailerHandlers } from './connections.ts';
 import { DeliveryRecords } from './delivery-records.ts';
 import type { RenderTask } from './render.ts';
+import { startRetrySweep } from './retries.ts';
 import { RenderError, SendThreadLost, sendPool, type Sent } from './send-pool.ts';
 import { isAnswerAboutTheEmail, smtpFailureOf } from './smtp-answers.ts';
 
@@ -21,7 +22,8 @@ import { isAnswerAboutTheEmail, smtpFailureOf } from './smtp-answers.ts';
  * The mailer: takes each accepted email from `email.outbound` and hands it to SMTP once.
  * Delivery waits out outages: SMTP errors other than a bounce are retried by redelivery forever
  * (with backoff), while the circuit breaker keeps a dead relay from being hammered. A 4xx for the
- * recipient (smtp-answers.ts) is retried too, within SOFT_BOUNCE_RETRY_HOURS (soft-bounces.ts).
+ * recipient (smtp-answers.ts) is retried too, within SOFT_BOUNCE_RETRY_HOURS (soft-bounces.ts): the
+ * email waits in the store for its next try, which retries.ts hands to the queue.
  */
 export function startMailer(p: Platform): { close(): void } {
   const commits = new CommittedEmails(p.config.dataDir);
@@ -44,8 +46,10 @@ export function startMailer(p: Platform): { close(): void } {
     retryForever: true,
     concurrency: mailerHandlers(p.config.smtpConnections),
   });
+  const stopRetries = startRetrySweep(p);
   return {
     close() {
+      stopRetries();
       breaker.shutdown();
       void sender.close();
     },
@@ -75,19 +79,19 @@ async function deliver(p: Platform, mailer: Mailer, message: OutboundMessage): P
   }
 }
 
-async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, { emailId, projectId }: OutboundMessage): Promise<void> {
+async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, { emailId, projectId, retryAt }: OutboundMessage): Promise<void> {
   // The send slot comes before the claim, so an email waiting for one is still QUEUED: a
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
   if (projectId !== undefined) await takeSendSlot(p, projectId);
   // The claim: an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is never sent
-  // again, and one that soft-bounced waits for its next try.
-  const now = nowIso();
+  // again, and one that soft-bounced waits for its next try, whose message (retries.ts) names it.
+  // A message for none of these is done: the email is final, or its next try will have its own.
   const email = await emails(p).findOneAndUpdate(
-    { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] }, $or: [{ retryAt: { $exists: false } }, { retryAt: { $lte: now } }] },
-    { $set: { status: 'SENDING' }, $inc: { attempts: 1 } },
+    { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] }, $or: [{ retryAt: { $exists: false } }, ...(retryAt ? [{ retryAt }] : [])] },
+    { $set: { status: 'SENDING' }, $unset: { retryAt: '' }, $inc: { attempts: 1 } },
   );
-  if (!email) return waitForNextTry(p, emailId, now);
+  if (!email) return;
   if (commits.has(emailId)) {
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
@@ -161,7 +165,7 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
       await emails(p).updateOne({ _id: emailId, status: 'SENDING' }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
       await sentAlone();
-      throw err; // redelivered; the claim above lets it through from retryAt on
+      return; // the message is done: the email waits in the store (retries.ts)
     }
     // Alive to see the failure: the relay did not take the message, so it goes again.
     p.metrics?.emailOutcome('deferred');
@@ -193,12 +197,6 @@ async function recordDelivery(p: Platform, records: DeliveryRecords, email: Emai
     p.log.warn({ emailId: email._id, err: (err as Error).message }, 'delivery not recorded at once: queued');
     await p.pubsub.publish<EmailResult>(EMAIL_RESULTS_TOPIC, result);
   }
-}
-
-/** A message for an email whose next try after a soft bounce is still ahead goes back to the queue. */
-async function waitForNextTry(p: Platform, emailId: string, now: string): Promise<void> {
-  const waiting = await emails(p).findOne({ _id: emailId, status: 'SENDING', retryAt: { $gt: now } }, { projection: { retryAt: 1 } });
-  if (waiting) throw new Error(`email ${emailId} soft-bounced; next try at ${waiting.retryAt}`);
 }
 
 /**

@@ -55,7 +55,7 @@ export interface EmailDoc extends Doc {
   deliveredAt?: string;
   /** The relay's last answer about this email (its 250, 4xx or 5xx line). */
   response?: string;
-  /** The 4xx answers so far, and when the next try may be made (soft-bounces.ts). */
+  /** The 4xx answers so far, and when the next try may be made (soft-bounces.ts): while SENDING between tries. */
   softFailures?: SoftFailures;
   retryAt?: string;
   /** The bounce: written with BOUNCED by the mailer, or by results.ts for one reported after a 250. */
@@ -78,6 +78,8 @@ export interface OutboundMessage {
   emailId: string;
   /** The email's project (null for the platform's own mail): the mailer takes its send slot before claiming the email. */
   projectId?: string | null;
+  /** A try after a soft bounce: the email's `retryAt` when it was handed to the queue (apps/mailer/retries.ts). */
+  retryAt?: string;
 }
 
 /** The template sources of an email, wherever they are kept. */
@@ -118,6 +120,10 @@ export async function ensureEmailIndexes(store: Platform['store']): Promise<void
     // A campaign's emails, and those still in flight (counted before each batch): by status too.
     { keys: { projectId: 1, sourceId: 1, status: 1 } },
     { keys: { attachmentsId: 1 } },
+    // Those waiting out a soft bounce whose next try is due (apps/mailer/retries.ts). Not by status
+    // as well: retryAt changes for soft bounces only, status for every email (the store leaves an
+    // index whose fields a write did not change alone).
+    { keys: { retryAt: 1 } },
   ]);
   store.cacheReads('email_contents'); // read for every email of a campaign, written once
 }

@@ -34,6 +34,16 @@ export function afterSoftFailure(previous: SoftFailures | undefined, now: Date, 
   return { kind: 'retry', at: new Date(Math.min(now.getTime() + pause, end)).toISOString(), failures };
 }
 
+/**
+ * How often the mailer looks for emails whose next try is due (apps/mailer/retries.ts): a twentieth
+ * of the window, between a quarter of a second and 30 s, so a try comes late by little beside its
+ * pause (a tenth of the window at most).
+ */
+export const retrySweepMs = (windowHours: number) => Math.min(30_000, Math.max(250, (windowHours * HOUR) / 20));
+
+/** A due email handed to the queue is due again this long after, should its message be lost. */
+export const RETRY_LEASE_MS = 5 * MINUTE;
+
 export interface SoftBounceLimit {
   /** Soft bounces within the window that suppress; 0 turns the rule off. */
   count: number;

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { DaprPubSubStatusEnum, type DaprClient, type DaprServer } from '@dapr/dapr';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ATTEMPTS_PER_ROUND, DaprPubSub, PROCESSING_TIMEOUT_MS, RETRY_HOLD_MS } from '../../adapters/dapr/pubsub.ts';
+import { ATTEMPTS_PER_ROUND, DaprPubSub, PROCESSING_TIMEOUT_MS, RETRY_HOLD_MS, UNHELD_ATTEMPTS } from '../../adapters/dapr/pubsub.ts';
 import type { DocumentStore } from '../../ports/store.ts';
 
 const seconds = (text: string, name: string) => {
@@ -23,7 +23,8 @@ describe('the Dapr pub/sub adapter and its component files', () => {
     it(`agree on processingTimeout and the retries (${pubsub})`, async () => {
       expect(seconds(await readFile(pubsub, 'utf8'), 'processingTimeout')).toBe(PROCESSING_TIMEOUT_MS);
       expect(maxRetries(await readFile(resiliency, 'utf8')) + 1).toBe(ATTEMPTS_PER_ROUND);
-      expect(ATTEMPTS_PER_ROUND * RETRY_HOLD_MS).toBeGreaterThan(PROCESSING_TIMEOUT_MS);
+      // A round's first calls may be the message's first on this process, which are not held.
+      expect((ATTEMPTS_PER_ROUND - UNHELD_ATTEMPTS) * RETRY_HOLD_MS).toBeGreaterThan(PROCESSING_TIMEOUT_MS);
     });
   }
 });
@@ -43,9 +44,15 @@ describe('a failed delivery', () => {
     return callbacks.get('t')!;
   }
 
-  it('of a subscription that retries forever answers RETRY only after RETRY_HOLD_MS', async () => {
+  it('of a subscription that retries forever answers RETRY at once for its first tries, then only after RETRY_HOLD_MS', async () => {
     vi.useFakeTimers();
     const deliver = await subscribed(true);
+    for (let i = 0; i < UNHELD_ATTEMPTS; i++) {
+      let quick: DaprPubSubStatusEnum | undefined;
+      void deliver({ messageId: 'm', data: {} }).then((a) => (quick = a));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(quick, `try ${i + 1}`).toBe(DaprPubSubStatusEnum.RETRY);
+    }
     let answer: DaprPubSubStatusEnum | undefined;
     void deliver({ messageId: 'm', data: {} }).then((a) => (answer = a));
     await vi.advanceTimersByTimeAsync(RETRY_HOLD_MS - 1);
@@ -54,12 +61,14 @@ describe('a failed delivery', () => {
     expect(answer).toBe(DaprPubSubStatusEnum.RETRY);
   });
 
-  it('of another subscription answers RETRY at once (its messages end as dead letters)', async () => {
+  it('of another subscription answers RETRY at once, every time (its messages end as dead letters)', async () => {
     vi.useFakeTimers();
     const deliver = await subscribed(false);
-    let answer: DaprPubSubStatusEnum | undefined;
-    void deliver({ messageId: 'm', data: {} }).then((a) => (answer = a));
-    await vi.advanceTimersByTimeAsync(0);
-    expect(answer).toBe(DaprPubSubStatusEnum.RETRY);
+    for (let i = 0; i <= UNHELD_ATTEMPTS + 1; i++) {
+      let answer: DaprPubSubStatusEnum | undefined;
+      void deliver({ messageId: 'm', data: {} }).then((a) => (answer = a));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(answer, `try ${i + 1}`).toBe(DaprPubSubStatusEnum.RETRY);
+    }
   });
 });

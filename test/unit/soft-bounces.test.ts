@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { smtpFailureOf } from '../../apps/mailer/smtp-answers.ts';
 import { bounceVerdict, consequenceOf } from '../../domain/mail/results.ts';
-import { afterSoftFailure, softBounceWindowStart } from '../../domain/mail/soft-bounces.ts';
+import { afterSoftFailure, retrySweepMs, softBounceWindowStart } from '../../domain/mail/soft-bounces.ts';
 import { loadConfig } from '../../runtime/config.ts';
 
 /** An error as nodemailer's SMTP connection makes it: `response` the server's line, `command` the step. */
@@ -135,5 +135,14 @@ describe('one final bounce per email, the first', () => {
 
   it('an email never sent takes no bounce', () => {
     for (const status of ['QUEUED', 'FAILED', 'SKIPPED', 'SUPPRESSED'] as const) expect(bounceVerdict({ status }, hard)).toBe('ignore');
+  });
+});
+
+describe('the sweep for due tries', () => {
+  it('looks every twentieth of the window, at least every 30 s and at most every quarter second', () => {
+    expect(retrySweepMs(72)).toBe(30_000);
+    expect(retrySweepMs(0.1)).toBe(18_000);
+    expect(retrySweepMs(0.002)).toBe(360);
+    expect(retrySweepMs(0.0001)).toBe(250);
   });
 });

@@ -1,0 +1,42 @@
+import { nowIso } from '../../domain/ids.ts';
+import { emails, OUTBOUND_TOPIC, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { RETRY_LEASE_MS, retrySweepMs } from '../../domain/mail/soft-bounces.ts';
+import type { Platform } from '../../runtime/platform.ts';
+
+/** Due emails handed to the queue by one sweep at most; the next sweep takes the rest. */
+const SWEEP_BATCH = 500;
+
+/**
+ * An email waiting out a soft bounce waits in the store, not in the queue: the mailer finishes its
+ * message once the email's `retryAt` is written, and this sweep hands the email to the queue again
+ * once that is due. Kept in the queue, a waiting message held one of the Dapr component's few
+ * workers for the whole wait (docs/decisions.md, "Redelivery on Dapr").
+ *
+ * A due email is leased before it is published: its `retryAt` moves RETRY_LEASE_MS ahead, and the
+ * message carries that value, which the mailer's claim asks for. A message lost after the lease is
+ * made up for once the lease runs out; of two leases of one email (two mailers sweeping at once),
+ * the later one's message is the one the claim lets through.
+ */
+export function startRetrySweep(p: Platform): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sweepDueRetries(p)
+      .catch((err) => p.log.warn({ err }, 'the sweep for soft-bounce retries failed; trying again'))
+      .finally(() => (running = false));
+  }, retrySweepMs(p.config.softBounceRetryHours));
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** One sweep: leases and publishes the due emails (up to SWEEP_BATCH). */
+export async function sweepDueRetries(p: Platform): Promise<void> {
+  // Served by the emails' {retryAt} index (outbound.ts): those with a try due, whose status is tested.
+  const due = await emails(p).find({ status: 'SENDING', retryAt: { $lte: nowIso() } }, { projection: { projectId: 1, retryAt: 1 }, limit: SWEEP_BATCH });
+  for (const email of due) {
+    const lease = new Date(Date.now() + RETRY_LEASE_MS).toISOString();
+    const { modified } = await emails(p).updateOne({ _id: email._id, status: 'SENDING', retryAt: email.retryAt }, { $set: { retryAt: lease } });
+    if (modified === 1) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId, retryAt: lease });
+  }
+}
