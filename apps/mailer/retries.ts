@@ -1,6 +1,7 @@
 import { nowIso } from '../../domain/ids.ts';
 import { emails, OUTBOUND_TOPIC, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { RETRY_LEASE_MS, retrySweepMs } from '../../domain/mail/soft-bounces.ts';
+import { startPeriodic } from '../../runtime/periodic.ts';
 import type { Platform } from '../../runtime/platform.ts';
 
 /** Due emails handed to the queue by one sweep at most; the next sweep takes the rest. */
@@ -18,16 +19,11 @@ const SWEEP_BATCH = 500;
  * the later one's message is the one the claim lets through.
  */
 export function startRetrySweep(p: Platform): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepDueRetries(p)
-      .catch((err) => p.log.warn({ err }, 'the sweep for soft-bounce retries failed; trying again'))
-      .finally(() => (running = false));
-  }, retrySweepMs(p.config.softBounceRetryHours));
-  timer.unref();
-  return () => clearInterval(timer);
+  return startPeriodic(
+    retrySweepMs(p.config.softBounceRetryHours),
+    () => sweepDueRetries(p),
+    (err) => p.log.warn({ err }, 'the sweep for soft-bounce retries failed; the next sweep tries again'),
+  );
 }
 
 /** One sweep: leases and publishes the due emails (up to SWEEP_BATCH). */

@@ -1,3 +1,4 @@
+import { startPeriodic } from '../../runtime/periodic.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import type { Doc, DocumentStore } from '../../ports/store.ts';
 import { nowIso } from '../ids.ts';
@@ -60,19 +61,12 @@ export async function sweepRawMessages(p: Platform, now = nowIso()): Promise<{ b
 
 /** The mailer role's sweep (several mailers may sweep at once: removing twice is harmless). */
 export function startRawMessageSweep(p: Platform): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepRawMessages(p)
-      .then((removed) => {
-        if (removed.blobs || removed.events) p.log.debug(removed, 'expired raw inbound messages removed');
-      })
-      .catch((err: Error) => p.log.warn({ err }, 'sweeping raw inbound messages failed; the next sweep tries again'))
-      .finally(() => {
-        running = false;
-      });
-  }, rawSweepPeriodMs(p.config.inboundRawRetentionDays));
-  timer.unref();
-  return () => clearInterval(timer);
+  return startPeriodic(
+    rawSweepPeriodMs(p.config.inboundRawRetentionDays),
+    async () => {
+      const removed = await sweepRawMessages(p);
+      if (removed.blobs || removed.events) p.log.debug(removed, 'expired raw inbound messages removed');
+    },
+    (err) => p.log.warn({ err }, 'sweeping raw inbound messages failed; the next sweep tries again'),
+  );
 }
