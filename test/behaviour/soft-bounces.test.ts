@@ -85,9 +85,7 @@ describe('soft bounces', () => {
   }, TIMEOUT);
 
   it('recipients answered 4xx do not stop email to others: the circuit breaker stays closed', async () => {
-    // More than the Dapr component's workers (10): kept in the queue while they waited, the
-    // deferred emails held every worker and the others waited for them.
-    const deferred = Array.from({ length: 12 }, (_, i) => address(`busy-${i}`));
+    const deferred = Array.from({ length: 6 }, (_, i) => address(`busy-${i}`));
     for (const to of deferred) instance.smtp.deferRecipients.add(to);
     await Promise.all(deferred.map(send));
     await eventually(async () => (deferred.every((to) => instance.smtp.deferrals.has(to)) ? true : undefined), DRAIN, 'a 4xx for each');
@@ -152,6 +150,27 @@ describe('soft bounces across a restart', () => {
     domain = await verifiedDomain(instance, project);
   });
   afterAll(() => instance.dispose());
+
+  it('emails waiting out a soft bounce hold up no other email, however many wait', async () => {
+    // More than the Dapr component's workers (10), waiting longer than the others may take: kept
+    // in the queue while they waited, they held every worker and the others waited behind them.
+    const deferred = Array.from({ length: 12 }, () => `${unique('waiting')}@customer.example`);
+    for (const to of deferred) instance.smtp.deferRecipients.add(to);
+    const send = (to: string) => project.api.post('/v1/send', { to, from: `x@${domain.domain}`, subject: 'Hi', body: '<p>Hello</p>' });
+    const waiting = (await Promise.all(deferred.map(send))).map((res) => res.body.data.emails[0].email as string);
+    // Ten of them tried: in the queue, they would now hold every worker.
+    await eventually(async () => (deferred.filter((to) => instance.smtp.deferrals.has(to)).length >= 10 ? true : undefined), DRAIN, 'a 4xx for ten');
+
+    const others = Array.from({ length: 10 }, () => `${unique('other')}@customer.example`);
+    const started = Date.now();
+    await Promise.all(others.map(send));
+    for (const to of others) await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    const took = Date.now() - started;
+    expect(took, 'ms for the others to arrive').toBeLessThan(byMode({ embedded: 3_000, distributed: 15_000 }));
+    // They arrived while the others still waited (their window is not over).
+    for (const id of waiting) expect((await project.api.get(`/emails/${id}`)).body.data.status).toBe('SENDING');
+    for (const to of deferred) instance.smtp.deferRecipients.delete(to);
+  }, TIMEOUT);
 
   it('the retry window is counted from the first 4xx, not from the restart, and ends in the soft bounce', async () => {
     const to = `${unique('restarted')}@customer.example`;
