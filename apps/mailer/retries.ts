@@ -26,13 +26,16 @@ export function startRetrySweep(p: Platform): () => void {
   );
 }
 
-/** One sweep: leases and publishes the due emails (up to SWEEP_BATCH). */
+/** One sweep: leases the due emails (up to SWEEP_BATCH), then publishes their messages in one go. */
 export async function sweepDueRetries(p: Platform): Promise<void> {
   // Served by the emails' {retryAt} index (outbound.ts): those with a try due, whose status is tested.
   const due = await emails(p).find({ status: 'SENDING', retryAt: { $lte: nowIso() } }, { projection: { projectId: 1, retryAt: 1 }, limit: SWEEP_BATCH });
+  const leased: OutboundMessage[] = [];
   for (const email of due) {
     const lease = new Date(Date.now() + RETRY_LEASE_MS).toISOString();
     const { modified } = await emails(p).updateOne({ _id: email._id, status: 'SENDING', retryAt: email.retryAt }, { $set: { retryAt: lease } });
-    if (modified === 1) await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: email.projectId, retryAt: lease });
+    if (modified === 1) leased.push({ emailId: email._id, projectId: email.projectId, retryAt: lease });
   }
+  // A crash before this leaves the leases to run out: the next sweep after them publishes again.
+  await p.pubsub.publishMany(OUTBOUND_TOPIC, leased);
 }

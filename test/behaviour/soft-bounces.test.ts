@@ -167,7 +167,7 @@ describe('soft bounces across a restart', () => {
     for (const to of others) await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
     const took = Date.now() - started;
     expect(took, 'ms for the others to arrive').toBeLessThan(byMode({ embedded: 3_000, distributed: 15_000 }));
-    // They arrived while the others still waited (their window is not over).
+    // They arrived while the deferred ones still waited (their window is not over).
     for (const id of waiting) expect((await project.api.get(`/emails/${id}`)).body.data.status).toBe('SENDING');
     for (const to of deferred) instance.smtp.deferRecipients.delete(to);
   }, TIMEOUT);

@@ -21,10 +21,10 @@ describe('the sweep for due tries after a soft bounce', () => {
     p = embeddedPlatform(await openStore(dir));
     await ensureEmailIndexes(p.store);
     published = [];
-    const publish = p.pubsub.publish.bind(p.pubsub);
-    p.pubsub.publish = async <T>(topic: string, data: T) => {
-      if (topic === OUTBOUND_TOPIC) published.push(data as OutboundMessage);
-      await publish(topic, data);
+    const publishMany = p.pubsub.publishMany.bind(p.pubsub);
+    p.pubsub.publishMany = async <T>(topic: string, messages: T[]) => {
+      if (topic === OUTBOUND_TOPIC) published.push(...(messages as OutboundMessage[]));
+      await publishMany(topic, messages);
     };
   });
   afterEach(async () => {
