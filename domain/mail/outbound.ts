@@ -104,12 +104,27 @@ export async function keepEmailContent(p: Pick<Platform, 'store'>, id: string, c
   await emailContents(p).replaceOne({ _id: id }, content, { upsert: true });
 }
 
-/** The email's template sources: its own, or the shared content it names. */
-export async function contentOf(p: Pick<Platform, 'store'>, email: EmailDoc): Promise<EmailContent> {
+/**
+ * Shared contents as read, by id, the last few read, per store. Never stale: an id names
+ * its content (keepEmailContent), which is written once and never changed. The store's cached
+ * answer is JSON text parsed on every hit, and a campaign's body is read for each of its emails.
+ */
+const readContents = new WeakMap<Platform['store'], Map<string, Readonly<EmailContent>>>();
+const MAX_READ_CONTENTS = 64;
+
+/** The email's template sources: its own, or the shared content it names (not to be changed). */
+export async function contentOf(p: Pick<Platform, 'store'>, email: EmailDoc): Promise<Readonly<EmailContent>> {
   if (email.contentId === undefined) return { subject: email.subject ?? '', html: email.html ?? '', ...(email.text !== undefined ? { text: email.text } : {}) };
+  let known = readContents.get(p.store);
+  if (!known) readContents.set(p.store, (known = new Map()));
+  const read = known.get(email.contentId);
+  if (read) return read;
   const shared = await emailContents(p).findOne({ _id: email.contentId });
   if (!shared) throw new Error(`the content ${email.contentId} of email ${email._id} is missing`);
-  return { subject: shared.subject, html: shared.html, ...(shared.text !== undefined ? { text: shared.text } : {}) };
+  const content = Object.freeze({ subject: shared.subject, html: shared.html, ...(shared.text !== undefined ? { text: shared.text } : {}) });
+  if (known.size >= MAX_READ_CONTENTS) known.delete(known.keys().next().value!);
+  known.set(email.contentId, content);
+  return content;
 }
 export const emailAttachments = (p: Pick<Platform, 'store'>) =>
   p.store.collection<{ _id: string; projectId: string | null; items: Attachment[] }>('email_attachments');
