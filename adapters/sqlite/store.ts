@@ -505,13 +505,16 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const { sort, skip = 0, limit } = options;
     // `{_id: 'x', …}`, the commonest query (actor state, records by id, claims, a contact's write
     // conditional on its `version`), short of the general path: one row, read by its key.
+    const byIdsAlone = fields && Object.keys(filter).length === 1;
     if (typeof filter._id === 'string' && !skip) {
+      if (byIdsAlone) return this.#fieldsByIds(table, [filter._id], fields);
       const doc = this.#byId(table, filter);
       return doc ? [fields ? project(doc, fields) : doc] : [];
     }
     // `{_id: {$in: ids}, …}` (a contact turn's check of its event ids): the rows by key, in the
     // general path's order, the rest of the filter decided on them.
     const ids = !sort && !skip ? idList(filter._id) : undefined;
+    if (ids && byIdsAlone) return this.#fieldsByIds(table, ids, fields).slice(0, limit || undefined);
     if (ids) {
       const test = Object.keys(filter).length > 1 ? matcher(filter) : undefined;
       const out: Doc[] = [];
@@ -648,6 +651,24 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
       _id: key,
       ...Object.fromEntries(group.sums.map(([name, each]) => [name, n * each])),
     })) as Doc[];
+  }
+
+  /**
+   * Top-level fields of the documents of these ids, in insertion order, read out of each row
+   * field by field (`doc -> '$.field'`): the delivery gate asks for a contact's `subscribed` and a
+   * campaign batch for its emails' `status`, and parsing whole documents for that cost more.
+   */
+  #fieldsByIds(table: Table, ids: string[], fields: string[]): Doc[] {
+    const columns = fields.map((field, i) => (field === '_id' ? `NULL AS f${i}` : `doc -> ${jsonPathLiteral(field)!} AS f${i}`)).join(', ');
+    type FieldsRow = { id: string } & Record<string, unknown>;
+    if (ids.length === 1) {
+      const row = this.#db.statement(`SELECT id, ${columns} FROM ${table.sql} WHERE id = ?`).get(ids[0]) as FieldsRow | undefined;
+      return row ? [projectedRow(row, fields)] : [];
+    }
+    const rows = this.#db
+      .statement(`SELECT id, ${columns} FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid`)
+      .all(JSON.stringify(ids)) as FieldsRow[];
+    return rows.map((row) => projectedRow(row, fields));
   }
 
   /** The documents of these ids, in insertion order (the order of a find without a sort). */
