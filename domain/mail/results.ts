@@ -156,7 +156,8 @@ async function claimBounce(p: Platform, result: EmailResult): Promise<boolean> {
     if (!email) return false;
     const verdict = bounceVerdict(email, bounce);
     if (verdict !== 'claim') return verdict === 'continue';
-    const claimed = await emails(p).updateOne({ _id: result.emailId, status: email.status }, { $set: { status: 'BOUNCED', bounce } });
+    // A try it was waiting for after 4xx answers is off (and out of the sweep's index).
+    const claimed = await emails(p).updateOne({ _id: result.emailId, status: email.status }, { $set: { status: 'BOUNCED', bounce }, $unset: { retryAt: '' } });
     if (claimed.modified === 1) return true;
   }
   return false;

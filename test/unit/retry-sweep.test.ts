@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepDueRetries } from '../../apps/mailer/retries.ts';
+import { applyEmailResult } from '../../domain/mail/results.ts';
 import { emails, ensureEmailIndexes, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { RETRY_LEASE_MS } from '../../domain/mail/soft-bounces.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -64,5 +65,15 @@ describe('the sweep for due tries after a soft bounce', () => {
     await sweepDueRetries(p);
     expect(published.map((m) => m.emailId)).toEqual(['lost', 'lost']);
     expect(published[1].retryAt).not.toBe(first);
+  });
+
+  it('a bounce reported while the email waits ends its tries: BOUNCED, with no next try left on it', async () => {
+    await emails(p).insertOne(email('reported', { retryAt: at(-1_000) }));
+    await applyEmailResult(p, { emailId: 'reported', projectId: 'p1', contactId: 'gone', event: 'email.bounce', bounce: { type: 'hard', status: '5.1.1' }, at: at(0) });
+    const bounced = await emails(p).findOne({ _id: 'reported' });
+    expect(bounced).toMatchObject({ status: 'BOUNCED', bounce: { type: 'hard', status: '5.1.1' } });
+    expect(bounced!.retryAt).toBeUndefined();
+    await sweepDueRetries(p);
+    expect(published).toEqual([]);
   });
 });
