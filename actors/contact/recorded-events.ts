@@ -3,7 +3,7 @@
 import { eventKey } from '../../domain/contacts/collection.ts';
 import type { SimpleValue } from '../../domain/contacts/schema.ts';
 import { EVENTS_TOPIC, type EventDoc, type EventMessage, type RecordedEvents } from '../../domain/events/collection.ts';
-import { wantedNames } from '../../domain/events/recorded.ts';
+import { actedOn } from '../../domain/events/recorded.ts';
 import type { Platform } from '../../runtime/platform.ts';
 
 export type ContactUpdate = Record<string, Record<string, unknown>>;
@@ -25,14 +25,18 @@ export function countEvents(update: ContactUpdate, events: Pick<EventDoc, 'name'
 
 /**
  * `events.recorded` for recorded events, one message per contact (each list of `byContact` is one
- * contact's, in order), with only the events that anything acts on (wantedNames).
+ * contact's, in order), with only the events that anything acts on (actedOn).
  */
 export async function publishRecorded(p: Platform, byContact: EventDoc[][], transient: Record<string, SimpleValue> = {}): Promise<void> {
   const messages: RecordedEvents[] = [];
+  // Asked once per project: a group of an email campaign's deliveries is many contacts of one.
+  const tests = new Map<string, Promise<(name: string) => boolean>>();
   for (const all of byContact) {
     if (all.length === 0) continue;
-    const wanted = await wantedNames(p, all[0].projectId, all.map((event) => event.name));
-    const recorded = all.filter((event) => wanted.has(event.name));
+    const { projectId } = all[0];
+    if (!tests.has(projectId)) tests.set(projectId, actedOn(p, projectId));
+    const acts = await tests.get(projectId)!;
+    const recorded = all.filter((event) => acts(event.name));
     if (recorded.length === 0) continue;
     messages.push({
       events: recorded.map(

@@ -15,14 +15,14 @@ export function startRecordedEventHandlers(p: Platform): void {
 }
 
 /**
- * The names among `names` that a handler above could act on in the project: the others are not
- * published at all. An email's `email.sent` and `email.delivery`, in a project without workflows
- * or webhooks for them, were a queue record, a handler run and an executions query each time, a
- * tenth of a campaign's event loop (bench/results/campaign-profile.md, session 11). The reads are
- * cached; a workflow or endpoint set up later sees the events recorded from then on, as it would
- * have if the event had been handled before it was set up.
+ * Whether a handler above could act on events of a name in the project: those it could not are
+ * not published at all. An email's `email.sent` and `email.delivery`, in a project without
+ * workflows or webhooks for them, were a queue record, a handler run and an executions query each
+ * time, a tenth of a campaign's event loop (bench/results/campaign-profile.md, session 11). The
+ * reads are cached; a workflow or endpoint set up later sees the events recorded from then on, as
+ * it would have if the event had been handled before it was set up.
  */
-export async function wantedNames(p: Platform, projectId: string, names: Iterable<string>): Promise<Set<string>> {
+export async function actedOn(p: Platform, projectId: string): Promise<(name: string) => boolean> {
   const [workflowsAct, webhooksAct] = await Promise.all([workflowsWant(p, projectId), webhooksWant(p, projectId)]);
-  return new Set([...names].filter((name) => workflowsAct(name) || webhooksAct(name)));
+  return (name) => workflowsAct(name) || webhooksAct(name);
 }
