@@ -575,7 +575,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     }
     const sure = decided ? '1' : `(${compiled.expr})`;
     const columns = fields
-      ? `${decided ? 'NULL' : `CASE WHEN ${sure} IS 1 THEN NULL ELSE json(doc) END`} AS doc, ${fields.map((field, i) => `doc -> ${jsonPathLiteral(field)!} AS f${i}`).join(', ')}`
+      ? `${decided ? 'NULL' : `CASE WHEN ${sure} IS 1 THEN NULL ELSE json(doc) END`} AS doc, ${fieldColumns(fields)}`
       : 'json(doc) AS doc';
     const select = `SELECT id, ${columns}, ${sure} AS sure FROM ${table.sql} ${where}`;
     const decider: RowDecider = { filter, fields };
@@ -659,21 +659,19 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
    * campaign batch for its emails' `status`, and parsing whole documents for that cost more.
    */
   #fieldsByIds(table: Table, ids: string[], fields: string[]): Doc[] {
-    const columns = fields.map((field, i) => (field === '_id' ? `NULL AS f${i}` : `doc -> ${jsonPathLiteral(field)!} AS f${i}`)).join(', ');
+    const columns = fieldColumns(fields);
     type FieldsRow = { id: string } & Record<string, unknown>;
     if (ids.length === 1) {
       const row = this.#db.statement(`SELECT id, ${columns} FROM ${table.sql} WHERE id = ?`).get(ids[0]) as FieldsRow | undefined;
       return row ? [projectedRow(row, fields)] : [];
     }
-    const rows = this.#db
-      .statement(`SELECT id, ${columns} FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid`)
-      .all(JSON.stringify(ids)) as FieldsRow[];
+    const rows = this.#db.statement(`SELECT id, ${columns} FROM ${table.sql} ${IN_ID_LIST}`).all(JSON.stringify(ids)) as FieldsRow[];
     return rows.map((row) => projectedRow(row, fields));
   }
 
   /** The documents of these ids, in insertion order (the order of a find without a sort). */
   *#byIds(table: Table, ids: string[]): Generator<Doc> {
-    const statement = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid`);
+    const statement = this.#db.statement(`SELECT json(doc) AS doc FROM ${table.sql} ${IN_ID_LIST}`);
     for (const row of statement.iterate(JSON.stringify(ids)) as Iterable<{ doc: string }>) yield JSON.parse(row.doc) as Doc;
   }
 
@@ -954,6 +952,12 @@ function inclusionFields(projection: Record<string, unknown>): string[] | undefi
   if (!fields.every((field) => projection[field] === 1 && !field.includes('.') && plainPathParts(field))) return undefined;
   return fields.sort();
 }
+
+/** The rows of a JSON list of ids (the one parameter), in insertion order. */
+const IN_ID_LIST = 'WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid';
+
+/** Each of `fields` selected out of a row's document as JSON, `f0`, `f1`, …: what projectedRow reads. */
+const fieldColumns = (fields: string[]) => fields.map((field, i) => `doc -> ${jsonPathLiteral(field)!} AS f${i}`).join(', ');
 
 /** project() of a row that selected each of `fields` as JSON (`f0`, `f1`, ...; NULL when missing). */
 function projectedRow(row: { id: string } & Record<string, unknown>, fields: string[]): Doc {
