@@ -30,9 +30,10 @@ export const ATTEMPTS_PER_ROUND = 11;
  * message has failed UNHELD_ATTEMPTS times on this process. The Redis Streams component
  * (components-contrib 1.17, `processMessage`) acknowledges a message whose handler still fails
  * after the last of the resiliency policy's retries, unless processingTimeout has passed since it
- * took the message; only then does the message stay pending, to be redelivered. Dapr's exponential backoff (0.5 s × 1.5ⁿ, ±50%) made a round of 11 calls last 50–58
- * s here, so a message refused through a whole round (an email while the relay is down for more
- * than a minute) was acknowledged and never handled again. With at least 8 of a round's calls held
+ * took the message; only then does the message stay pending, to be redelivered. Dapr's
+ * exponential backoff (0.5 s × 1.5ⁿ, ±50%) made a round of 11 calls last 50–58 s here, so a
+ * message refused through a whole round (an email while the relay is down for more than a
+ * minute) was acknowledged and never handled again. With at least 8 of a round's calls held
  * this long, the round outlasts processingTimeout whatever the backoff (8 × 8 s = 64 s).
  */
 export const RETRY_HOLD_MS = 8_000;

@@ -103,12 +103,12 @@ export function wrap(str: string, lineLength = 76): string {
     }
     if (space !== -1) {
       end = space + 1;
-    } else if (endsInEscape(str, pos, end, 2)) {
+    } else if (endsInEscape(str, pos, end)) {
       // An escape cut short goes to the next line whole.
       if (end - pos >= 2 && str.charCodeAt(end - 2) === 61 && isHex(str.charCodeAt(end - 1))) end -= 2;
       else if (str.charCodeAt(end - 1) === 61) end -= 1;
       // So does a UTF-8 sequence: its escapes back to its first byte (0xC0 or more).
-      while (end - pos > 3 && end - pos < len - pos && !onlyEscapes(str, pos, end) && endsInEscape(str, pos, end, 2, true)) {
+      while (end - pos > 3 && end - pos < len - pos && !onlyEscapes(str, pos, end) && endsInEscape(str, pos, end, true)) {
         const code = parseInt(str.slice(end - 2, end), 16);
         if (code < 128) break;
         end -= 3;
@@ -117,7 +117,7 @@ export function wrap(str: string, lineLength = 76): string {
     }
     if (end === pos) end = Math.min(pos + lineLength, len);
     if (end < len && str.charCodeAt(end - 1) !== 10) {
-      if (end - pos === lineLength && endsInEscape(str, pos, end, 2, true)) end -= 3;
+      if (end - pos === lineLength && endsInEscape(str, pos, end, true)) end -= 3;
       else if (end - pos === lineLength) end -= 1;
       result += `${str.slice(pos, end)}=\r\n`;
     } else {
@@ -129,11 +129,11 @@ export function wrap(str: string, lineLength = 76): string {
 }
 
 /**
- * Whether str[pos, end) ends with `=` and up to `digits` hex digits (`exact`: exactly that many),
- * i.e. `/[=][\da-f]{0,2}$/i` or `/[=][\da-f]{2}$/i`.
+ * Whether str[pos, end) ends with `=` and up to two hex digits (`whole`: exactly two), i.e.
+ * `/[=][\da-f]{0,2}$/i` or `/[=][\da-f]{2}$/i`.
  */
-function endsInEscape(str: string, pos: number, end: number, digits: number, exact = false): boolean {
-  for (let n = exact ? digits : 0; n <= digits; n++) {
+function endsInEscape(str: string, pos: number, end: number, whole = false): boolean {
+  for (let n = whole ? 2 : 0; n <= 2; n++) {
     const at = end - 1 - n;
     if (at < pos || str.charCodeAt(at) !== 61) continue;
     let all = true;
