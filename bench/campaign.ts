@@ -7,6 +7,7 @@
  *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
  *        [--relay-rtt-ms 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *        [--ref-first]
  *   npm run bench:campaign -- [same options]
  *
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
@@ -48,7 +49,9 @@
  * `--compare-ref <ref>` (e.g. 6055d3e, the last commit with the journal store) checks that commit
  * out in a temporary git worktree and runs step 2 a second time with that commit's platform (and
  * its store for the bulk insert), into the same sink under their own recipient keys, right after
- * this tree's: a further row and column of the results.
+ * this tree's: a further row and column of the results. `--ref-first` runs the ref's before this
+ * tree's: the second run of a pair tends to differ from the first by more than a small change does,
+ * so a pair each way (ABBA) judges one (bench/results/campaign-profile.md, session 20).
  *
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
@@ -77,6 +80,7 @@ const { values: args } = parseArgs({
     'batch-size': { type: 'string' },
     'no-yardstick': { type: 'boolean', default: false },
     'compare-ref': { type: 'string' },
+    'ref-first': { type: 'boolean', default: false },
     modes: { type: 'string', default: 'embedded' },
     'mailer-replicas': { type: 'string', default: '1' },
     'dkim-signing': { type: 'string', default: 'platform' },
@@ -101,6 +105,7 @@ const options = {
   batchSize: args['batch-size'] === undefined ? undefined : wholeOption('batch-size', args['batch-size'], 1),
   yardstick: !args['no-yardstick'],
   compareRef: args['compare-ref'],
+  refFirst: args['ref-first']!,
   cpuProf: args['cpu-prof']!,
   relaySigns: args['dkim-signing'] === 'relay',
   relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
@@ -457,17 +462,21 @@ async function main(): Promise<number> {
   console.error(`[sink] listening on ${sink.url}`);
   const yardstick = options.yardstick ? await runYardstick(sink, profileRoot) : undefined;
   if (yardstick) console.error(`[yardstick] ${fmt(yardstick.emails / yardstick.seconds, 0)} emails/s`);
-  // This tree's platform, then (--compare-ref) the ref's, each under its own sink keys.
+  // This tree's platform, then (--compare-ref) the ref's (or the other way round: --ref-first),
+  // each under its own sink keys; reported in that order, this tree's first, whichever ran first.
   const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
+  const runOrder = options.refFirst ? [...trees.keys()].reverse() : [...trees.keys()];
   const platforms: PlatformOutcome[] = [];
   for (const mode of options.modes) {
     for (const mailers of mode === 'distributed' ? options.mailerReplicas : [1]) {
-      for (const [i, tree] of trees.entries()) {
+      const ran: PlatformOutcome[] = [];
+      for (const i of runOrder) {
         const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}`;
-        const platform = await runPlatform(sink, tree, { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
+        const platform = await runPlatform(sink, trees[i], { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
         console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
-        platforms.push(platform);
+        ran[i] = platform;
       }
+      platforms.push(...ran);
     }
   }
 
@@ -495,7 +504,7 @@ async function main(): Promise<number> {
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)
-          .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, after this tree's`),
+          .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, ${options.refFirst ? 'before' : 'after'} this tree's`),
       ],
       note: args.note,
       body: [markdown, '', ...details.map((line) => `- ${line}`)],
