@@ -50,8 +50,8 @@
  * out in a temporary git worktree and runs step 2 a second time with that commit's platform (and
  * its store for the bulk insert), into the same sink under their own recipient keys, right after
  * this tree's: a further row and column of the results. `--ref-first` runs the ref's before this
- * tree's: the second run of a pair tends to differ from the first by more than a small change does,
- * so a pair each way (ABBA) judges one (bench/results/campaign-profile.md, session 20).
+ * tree's: pairs in one order showed a change 6% cheaper one way and 6% dearer the other, so a
+ * small change is judged by pairs each way (ABBA; bench/results/campaign-profile.md, session 20).
  *
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
