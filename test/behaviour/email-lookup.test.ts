@@ -2,7 +2,7 @@
 // bounce, and the events about it; another project's email is a 404.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type EventRecord } from '../harness/client.ts';
+import { eventually, waitForEmail, type EventRecord } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { unique } from '../harness/workflows.ts';
@@ -34,10 +34,7 @@ describe('GET /emails/:id', () => {
   // tests' MongoDB, an update that races the mailer's can undo it (docs/decisions.md, "Distributed
   // store"); on MongoDB itself each update of one document is atomic.
   const delivered = (id: string) =>
-    eventually(async () => {
-      const email = (await lookUp(id)).body.data;
-      return email?.status === 'DELIVERED' && names(email.events).includes('email.delivery') ? true : undefined;
-    }, DRAIN, `email ${id} DELIVERED`);
+    waitForEmail(project.api, id, (email) => email.status === 'DELIVERED' && names(email.events).includes('email.delivery'), DRAIN, `email ${id} DELIVERED`);
 
   it('a delivered email: DELIVERED, the relay\'s 250, and its events (email.sent, email.delivery, email.open) oldest first', async () => {
     const to = address('delivered');

@@ -6,7 +6,7 @@
 // login through nodemailer (a relay with credentials).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type EventRecord } from '../harness/client.ts';
+import { eventually, waitForEmail, type EmailRecord, type EventRecord } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { unique } from '../harness/workflows.ts';
@@ -36,11 +36,7 @@ async function send(s: Setup, to: string, from = `desk@${s.domain.domain}`) {
 }
 
 /** The email once `done` holds for it (GET /emails/:id). */
-const emailWhen = (s: Setup, id: string, done: (email: { status: string; events: EventRecord[]; reason?: string }) => boolean, what: string) =>
-  eventually(async () => {
-    const email = (await s.project.api.get(`/emails/${id}`)).body.data;
-    return email && done(email) ? email : undefined;
-  }, DRAIN, what);
+const emailWhen = (s: Setup, id: string, done: (email: EmailRecord) => boolean, what: string) => waitForEmail(s.project.api, id, done, DRAIN, what);
 
 const names = (events: EventRecord[]) => events.map((e) => e.name);
 

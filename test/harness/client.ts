@@ -92,6 +92,21 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
   }
 }
 
+/** An email as GET /emails/:id shows it: the parts the tests wait on, typed. */
+export interface EmailRecord {
+  status: string;
+  events: EventRecord[];
+  reason?: string;
+  [field: string]: any;
+}
+
+/** Polls GET /emails/:id until `done` holds for the email, which it then returns. */
+export const waitForEmail = (api: ApiClient, id: string, done: (email: EmailRecord) => boolean, timeoutMs: number, what: string) =>
+  eventually(async () => {
+    const email = (await api.get<{ data?: EmailRecord }>(`/emails/${id}`)).body.data;
+    return email && done(email) ? email : undefined;
+  }, timeoutMs, what);
+
 /** Every contact of the project the client's key opens, through the cursor pages. */
 export async function allContacts<C = { id: string; email: string; subscribed: boolean; data: Record<string, unknown> }>(api: ApiClient): Promise<C[]> {
   const out: C[] = [];
