@@ -230,9 +230,9 @@ describe('POST /v1/send', () => {
     const state = async (id: string) => (await project.api.get(`/contacts/${id}`)).body.data.subscribed;
     expect(await state(sent.body.data.emails[0].contact.id)).toBe(false);
     expect(await state(opted.body.data.emails[0].contact.id)).toBe(true);
-    // The email's counts are added to the contact before it is DELIVERED; on FerretDB (the
-    // distributed tests' MongoDB) an update racing them can be undone by them (docs/decisions.md,
-    // "Distributed store"), as a CI run saw this PATCH be: it waits for them.
+    // The mailer adds the email's counts to the contact, then writes DELIVERED. On FerretDB (the
+    // distributed tests' MongoDB) those counts can undo an update racing them (docs/decisions.md,
+    // "Distributed store"); a CI run saw them undo this PATCH, so it waits for DELIVERED.
     await waitForEmail(project.api, opted.body.data.emails[1].email, (email) => email.status === 'DELIVERED', DRAIN, 'the email to the known contact DELIVERED');
     expect((await project.api.patch(`/contacts/${opted.body.data.emails[1].contact.id}`, { subscribed: false })).status).toBe(200);
     const again = await project.api.post('/v1/send', { to: known, from, subject: 's', body: 'b', subscribed: true });
