@@ -4,7 +4,7 @@
 // `email.received` on the sender's contact and starts workflows; anything else is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, waitForEmail } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { startRelay, type Relay } from '../harness/relay.ts';
@@ -97,10 +97,7 @@ describe('bounces, complaints and inbound mail by SMTP', () => {
     const expired = { status: '4.4.7', diagnostic: '452 4.2.2 Mailbox full; delivery time expired' };
     const unknown = { status: '5.1.1', diagnostic: '550 5.1.1 User unknown' };
     const finalBounce = async (emailId: string) =>
-      eventually(async () => {
-        const res = await project.api.get(`/emails/${emailId}`);
-        return res.body.data.status === 'BOUNCED' ? res.body.data.bounce : undefined;
-      }, DRAIN, `email ${emailId} to bounce`);
+      (await waitForEmail(project.api, emailId, (email) => email.status === 'BOUNCED' && email.bounce !== undefined, DRAIN, `email ${emailId} to bounce`)).bounce;
     const bouncesOf = async (contactId: string) => (await eventsOf(contactId)).filter((e) => e.name === 'email.bounce').map((e) => e.data);
 
     for (const [first, late] of [[expired, unknown], [unknown, expired]]) {

@@ -9,7 +9,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, sleep, type EventRecord } from '../harness/client.ts';
+import { eventually, sleep, waitForEmail, type EventRecord } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { startPostfix, type Postfix } from '../harness/postfix.ts';
@@ -48,10 +48,7 @@ describe('bounces from a real Postfix relay', () => {
   const address = (tag: string) => `${unique(tag)}@customer.example`;
   const send = (to: string) => project.api.post('/v1/send', { to, from: `news@${domain.domain}`, subject: unique('subject'), body: '<p>Hello</p>', subscribed: true });
   const bouncedEmail = (id: string) =>
-    eventually(async () => {
-      const res = await project.api.get(`/emails/${id}`);
-      return res.body.data?.status === 'BOUNCED' ? res.body.data : undefined;
-    }, DRAIN, `email ${id} to be BOUNCED by Postfix's report`).catch((err: Error) => {
+    waitForEmail(project.api, id, (email) => email.status === 'BOUNCED', DRAIN, `email ${id} to be BOUNCED by Postfix's report`).catch((err: Error) => {
       throw new Error(`${err.message}\nPostfix's log:\n${postfix.log()}`);
     });
   const contactEvents = async (contactId: string) => (await project.api.get(`/events/contact/${contactId}`)).body.data as EventRecord[];
