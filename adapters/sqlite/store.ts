@@ -452,7 +452,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     if (ids) {
       // By ids (the queue's delivered messages): one statement, no document read first.
       const list = JSON.stringify(ids);
-      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} WHERE id IN (SELECT value FROM json_each(?))`).run(list).changes), false);
+      return this.#write(table, () => Number(this.#db.statement(`DELETE FROM ${table.sql} ${WHERE_IDS}`).run(list).changes), false);
     }
     return this.#write(table, () => this.#delete(table, this.#find(table, filter, {})));
   }
@@ -953,8 +953,10 @@ function inclusionFields(projection: Record<string, unknown>): string[] | undefi
   return fields.sort();
 }
 
-/** The rows of a JSON list of ids (the one parameter), in insertion order. */
-const IN_ID_LIST = 'WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid';
+/** The rows of a JSON list of ids (the one parameter). */
+const WHERE_IDS = 'WHERE id IN (SELECT value FROM json_each(?))';
+/** The same, in insertion order. */
+const IN_ID_LIST = `${WHERE_IDS} ORDER BY rowid`;
 
 /** Each of `fields` selected out of a row's document as JSON, `f0`, `f1`, …: what projectedRow reads. */
 const fieldColumns = (fields: string[]) => fields.map((field, i) => `doc -> ${jsonPathLiteral(field)!} AS f${i}`).join(', ');
