@@ -13,7 +13,10 @@
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
  *    pooled (as many connections as the mailer, `--smtp-connections`), TCP_NODELAY, nodemailer's
  *    built-in DKIM signing, four emails in flight per connection, the same HTML email (composed
- *    once), `--yardstick-emails` of them after a warm-up.
+ *    once), `--yardstick-emails` of them after a warm-up. It runs again after the platform (after
+ *    every platform of the run), and "× yardstick" is against the mean rate of the two runs: the
+ *    machine's speed moves by more than a third within an hour, and a yardstick run at a slow
+ *    moment had made one ratio 1.96× where the others of that hour were 1.25–1.39×.
  * 2. The platform, embedded, as `npm start` runs it (SMTP_URL at the sink, DNS_SERVERS at a DNS
  *    server run here, EMAIL_RATE_PER_SECOND=`--email-rate`: the limit lifted but its bookkeeping
  *    kept; CAMPAIGN_BATCH_SIZE=`--batch-size` when given). Over the public API: a verified user,
@@ -129,13 +132,14 @@ interface Phase {
   loadBefore: string;
 }
 
-async function runYardstick(sink: Sink, profileRoot: string | undefined): Promise<Phase> {
+async function runYardstick(sink: Sink, profileRoot: string | undefined, when: 'before' | 'after'): Promise<Phase> {
+  const key = when === 'before' ? 'yd' : 'yda';
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const config: YardstickConfig = {
     variant: options.relaySigns ? 'nodelay' : 'dkim-nodelay',
     smtpUrl: sink.url,
-    key: 'yd',
-    warmupKey: 'ydw',
+    key,
+    warmupKey: `${key}w`,
     count: options.yardstickEmails,
     warmup: 200,
     // As many connections as the platform's mailer keeps (transport.ts), and enough in flight to fill them.
@@ -148,7 +152,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
   };
   const loadBefore = loadAverage();
   console.error(`[yardstick] nodemailer pool ×${options.smtpConnections}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
-  const profileDir = profileRoot && join(profileRoot, 'yardstick');
+  const profileDir = profileRoot && join(profileRoot, `yardstick-${when}`);
   const proc = startChild('yardstick', 'bench/send-yardstick.ts', { ...process.env, BENCH_YARDSTICK: JSON.stringify(config) }, profileDir);
   const sinkBefore = processCpuSeconds(sink.proc.pid);
   const busyBefore = machineBusySeconds();
@@ -166,9 +170,9 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
   if (proc.child.exitCode === null) await new Promise<void>((resolve) => proc.child.once('exit', () => resolve()));
   await stopChild(proc.child);
   if (result.errors) throw new Error(`[yardstick] ${result.errors} sends failed, first: ${result.firstError}`);
-  await sink.waitFor('yd', options.yardstickEmails, 10_000);
+  await sink.waitFor(key, options.yardstickEmails, 10_000);
   await sleep(300);
-  const stats = await sink.stats('yd');
+  const stats = await sink.stats(key);
   const seconds = ((stats.lastUs ?? result.endUs) - result.startUs) / 1e6;
   const share = Math.min(1, seconds / ((monotonicUs() - startedUs) / 1e6));
   const sinkCpu = (processCpuSeconds(sink.proc.pid) - sinkBefore) * share;
@@ -176,14 +180,14 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined): Promis
   const ok =
     stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === (options.relaySigns ? 0 : stats.count);
   return {
-    name: `raw nodemailer: pool ×${options.smtpConnections}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick)`,
+    name: `raw nodemailer: pool ×${options.smtpConnections}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick, ${when} the platform)`,
     emails: options.yardstickEmails,
     seconds,
     cpu: { sender: result.cpuSeconds, sink: sinkCpu, self: 0, others: Math.max(0, busy - result.cpuSeconds - sinkCpu), wall: seconds },
     peakMiB,
     check: {
       ok,
-      text: `yardstick: sent ${options.yardstickEmails}, sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ${stats.signed} DKIM-signed): ${ok ? 'OK' : 'MISMATCH'}`,
+      text: `yardstick ${when}: sent ${options.yardstickEmails}, sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ${stats.signed} DKIM-signed): ${ok ? 'OK' : 'MISMATCH'}`,
     },
     window: { startUs: result.startUs, endUs: stats.lastUs ?? result.endUs },
     profileDir,
@@ -406,9 +410,11 @@ async function runPlatform(
 
 // ---- report -------------------------------------------------------------------------------------
 
-function table(yardstick: Phase | undefined, platforms: PlatformOutcome[]): string {
+function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
   const rate = (p: Phase) => p.emails / p.seconds;
-  const rows = [yardstick, ...platforms.map((p) => p.phase)].filter((p): p is Phase => p !== undefined);
+  const rows = [...yardsticks, ...platforms.map((p) => p.phase)];
+  // Against the mean of the runs before and after the platform's: the machine's speed moves.
+  const yardstick = yardsticks.length ? yardsticks.reduce((sum, p) => sum + rate(p), 0) / yardsticks.length : undefined;
   // The second table: one column per platform, and this tree's over the other's when compared.
   const [here, other] = platforms;
   const row = (label: string, value: (p: PlatformOutcome) => number, decimals: number, ratio = true, bold = false) => {
@@ -418,11 +424,11 @@ function table(yardstick: Phase | undefined, platforms: PlatformOutcome[]): stri
   };
   const cpuPerEmail = (p: PlatformOutcome) => (1000 * p.phase.cpu.sender) / p.phase.emails;
   const lines = [
-    `| sender → ${options.relayRttMs ? `sink answering ${options.relayRttMs} ms late` : 'loopback sink'} | emails | emails/s | × yardstick | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |`,
+    `| sender → ${options.relayRttMs ? `sink answering ${options.relayRttMs} ms late` : 'loopback sink'} | emails | emails/s | × yardstick (mean of its runs) | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (p) =>
-        `| ${p.name} | ${p.emails} | ${fmt(rate(p), 0)} | ${yardstick ? `${fmt(rate(p) / rate(yardstick), 2)}×` : 'n/a'} | ${fmt((1000 * p.cpu.sender) / p.emails, 3)} | ` +
+        `| ${p.name} | ${p.emails} | ${fmt(rate(p), 0)} | ${yardstick ? `${fmt(rate(p) / yardstick, 2)}×` : 'n/a'} | ${fmt((1000 * p.cpu.sender) / p.emails, 3)} | ` +
         `${fmt(p.cpu.sender / p.cpu.wall, 2)} | ${fmt((1000 * p.cpu.sink) / p.emails, 3)} | ${fmt(p.cpu.others / p.cpu.wall, 2)} | ${fmt(p.peakMiB, 0)} |`,
     ),
     '',
@@ -460,8 +466,14 @@ async function main(): Promise<number> {
   const profileRoot = options.cpuProf ? await mkdtemp(join(tmpdir(), 'mailroom-bench-profiles-')) : undefined;
   const sink = await Sink.start(options.relayRttMs);
   console.error(`[sink] listening on ${sink.url}`);
-  const yardstick = options.yardstick ? await runYardstick(sink, profileRoot) : undefined;
-  if (yardstick) console.error(`[yardstick] ${fmt(yardstick.emails / yardstick.seconds, 0)} emails/s`);
+  const yardsticks: Phase[] = [];
+  const measureYardstick = async (when: 'before' | 'after') => {
+    if (!options.yardstick) return;
+    const run = await runYardstick(sink, profileRoot, when);
+    console.error(`[yardstick ${when}] ${fmt(run.emails / run.seconds, 0)} emails/s`);
+    yardsticks.push(run);
+  };
+  await measureYardstick('before');
   // This tree's platform, then (--compare-ref) the ref's (or the other way round: --ref-first),
   // each under its own sink keys; reported in that order, this tree's first, whichever ran first.
   const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
@@ -479,20 +491,21 @@ async function main(): Promise<number> {
       platforms.push(...ran);
     }
   }
+  await measureYardstick('after');
 
-  const checks = [...(yardstick ? [yardstick.check] : []), ...platforms.map((p) => p.phase.check)];
+  const checks = [...yardsticks.map((y) => y.check), ...platforms.map((p) => p.phase.check)];
   const details = [
     ...checks.map((c) => c.text),
     ...platforms.map((p) => `platform (${p.label}) sample (the first email as received): ${p.sampleChecks.join('; ')}`),
     ...platforms.map((p) => `platform (${p.label}) emails/s by tenth of the audience: ${p.tenths.map((rate) => fmt(rate, 0)).join(', ')}`),
-    `load average before: ${yardstick ? `yardstick ${yardstick.loadBefore}; ` : ''}` +
+    `load average before: ${yardsticks.map((y) => `yardstick ${y.loadBefore}; `).join('')}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
-  const markdown = table(yardstick, platforms);
+  const markdown = table(yardsticks, platforms);
   console.log(`\n${markdown}\n`);
   for (const line of details) console.log(`- ${line}`);
   for (const p of platforms) if (p.logLines) console.log(`\nlast lines the platform (${p.label}) printed:\n${p.logTail}`);
-  if (profileRoot) printProfiles([...(yardstick ? [yardstick] : []), ...platforms.map((p) => p.phase)] as never);
+  if (profileRoot) printProfiles([...yardsticks, ...platforms.map((p) => p.phase)] as never);
 
   if (options.record) {
     appendResults('campaign', 'Campaign benchmark results', {
@@ -500,7 +513,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, ${4 * options.smtpConnections} in flight` : 'skipped'}` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, ${4 * options.smtpConnections} in flight, run before and after the platform, × yardstick against the mean of the two` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)
