@@ -4,7 +4,7 @@ import { dkimSigningOf, domainOf, domains, type DomainDoc } from '../../domain/d
 import { returnPathDomain } from '../../domain/inbound/return-path.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
-import { contentOf, emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { contentOf, emailAttachments, emails, IN_FLIGHT, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { enhancedStatusIn } from '../../domain/mail/enhanced-status.ts';
 import { EMAIL_RESULTS_TOPIC, type BounceDetail, type EmailResult } from '../../domain/mail/results.ts';
 import { afterSoftFailure } from '../../domain/mail/soft-bounces.ts';
@@ -88,7 +88,7 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
   // again, and one that soft-bounced waits for its next try, whose message (retries.ts) names it.
   // A message for none of these is done: the email is final, or its next try will have its own.
   const email = await emails(p).findOneAndUpdate(
-    { _id: emailId, status: { $in: ['QUEUED', 'SENDING'] }, $or: [{ retryAt: { $exists: false } }, ...(retryAt ? [{ retryAt }] : [])] },
+    { _id: emailId, status: { $in: IN_FLIGHT }, $or: [{ retryAt: { $exists: false } }, ...(retryAt ? [{ retryAt }] : [])] },
     { $set: { status: 'SENDING' }, $unset: { retryAt: '' }, $inc: { attempts: 1 } },
   );
   if (!email) return;
@@ -231,7 +231,7 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
   p.log.info({ emailId: email._id, status, reason: fields.reason }, 'email finished');
   if (email.attachmentsId) {
     // The request's attachments go once no email of it can still be sent.
-    const waiting = await emails(p).countDocuments({ attachmentsId: email.attachmentsId, status: { $in: ['QUEUED', 'SENDING'] } });
+    const waiting = await emails(p).countDocuments({ attachmentsId: email.attachmentsId, status: { $in: IN_FLIGHT } });
     if (waiting === 0) await emailAttachments(p).deleteOne({ _id: email.attachmentsId });
   }
 }

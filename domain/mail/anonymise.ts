@@ -1,5 +1,5 @@
 import type { Platform } from '../../runtime/platform.ts';
-import { emails, type EmailDoc } from './outbound.ts';
+import { emails, IN_FLIGHT, type EmailDoc } from './outbound.ts';
 
 /** What an email record holds of its recipient: the address, the content rendered for them, the server's replies and reports naming them. */
 const PERSONAL = ['to', 'toName', 'subject', 'html', 'text', 'vars', 'headers', 'attachmentsId', 'reason', 'response', 'bounce', 'complaint.detail'] as const satisfies readonly (keyof EmailDoc | `complaint.${string}`)[];
@@ -20,5 +20,4 @@ export async function anonymiseContactEmails(p: Pick<Platform, 'store'>, project
   await emails(p).updateMany({ ...owned, status: { $nin: IN_FLIGHT } }, { $set: { contactId: null }, $unset: unset(PERSONAL) });
 }
 
-const IN_FLIGHT = ['QUEUED', 'SENDING'];
 const unset = (fields: readonly string[]) => Object.fromEntries(fields.map((field) => [field, '']));

@@ -19,6 +19,9 @@ export type EmailKind = 'system' | 'transactional' | 'marketing';
  */
 export type EmailStatus = 'QUEUED' | 'SENDING' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SKIPPED' | 'SUPPRESSED';
 
+/** The statuses of an email that may still be sent: every other one is final. */
+export const IN_FLIGHT: EmailStatus[] = ['QUEUED', 'SENDING'];
+
 /** One email to one recipient: the unit the mailer sends exactly once. */
 export interface EmailDoc extends Doc {
   projectId: string | null;
