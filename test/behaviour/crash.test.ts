@@ -6,7 +6,7 @@
 // datastores keep running.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { allContacts, eventually, waitForEmail, type Job, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
+import { allContacts, emailFinished, eventually, waitForEmail, type Job, type ApiClient, type ApiResponse, type EventRecord } from '../harness/client.ts';
 import { loadUntilKilled, notOnce, receivedBy, untilIdle, type LoadUnderCrash } from '../harness/crash.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
@@ -163,7 +163,7 @@ describe('kill -9 in the middle of work', () => {
     instance.smtp.holdAnswers.delete(to);
     await instance.restart();
 
-    const email = await waitForEmail(project.api, emailId, (data) => data.status !== 'SENDING' && data.status !== 'QUEUED', DRAIN, `email ${emailId} to be finished`);
+    const email = await waitForEmail(project.api, emailId, emailFinished, DRAIN, `email ${emailId} to be finished`);
     expect(email.status).toBe('DELIVERED');
     await untilIdle(instance, () => instance.smtp.messages.length, QUIET, DRAIN, 'the mailer to finish');
     expect(instance.smtp.messages.filter((m) => m.rcptTo.includes(to))).toHaveLength(1);

@@ -6,7 +6,7 @@
 // login through nodemailer (a relay with credentials).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, waitForEmail, type EmailRecord, type EventRecord } from '../harness/client.ts';
+import { emailFinished, eventually, waitForEmail, type EmailRecord, type EventRecord } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { unique } from '../harness/workflows.ts';
@@ -41,7 +41,7 @@ const emailWhen = (s: Setup, id: string, done: (email: EmailRecord) => boolean, 
 const names = (events: EventRecord[]) => events.map((e) => e.name);
 
 /** Out of the mailer's hands: email.sent is recorded after the final status is written. */
-const settled = (e: { status: string; events: EventRecord[] }) => e.status !== 'SENDING' && e.status !== 'QUEUED' && names(e.events).includes('email.sent');
+const settled = (e: EmailRecord) => emailFinished(e) && names(e.events).includes('email.sent');
 
 /** The recipient is as before the email: subscribed, and not on the suppression list. */
 async function untouched(s: Setup, to: string, contactId: string): Promise<void> {

@@ -4,7 +4,7 @@
 // (SOFT_BOUNCE_SUPPRESS_COUNT within SOFT_BOUNCE_WINDOW_DAYS) suppress its address like a hard one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, sleep, waitForEmail, type EventRecord } from '../harness/client.ts';
+import { emailFinished, eventually, sleep, waitForEmail, type EventRecord } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { sample } from '../harness/metrics.ts';
@@ -36,7 +36,7 @@ describe('soft bounces', () => {
     expect(res.status).toBe(200);
     return { emailId: res.body.data.emails[0].email as string, contactId: res.body.data.emails[0].contact.id as string };
   };
-  const emailOnceFinal = (id: string) => waitForEmail(project.api, id, (email) => !['QUEUED', 'SENDING'].includes(email.status), DRAIN, `email ${id} to reach a final status`);
+  const emailOnceFinal = (id: string) => waitForEmail(project.api, id, emailFinished, DRAIN, `email ${id} to reach a final status`);
   const contactEvents = async (contactId: string) => (await project.api.get(`/events/contact/${contactId}`)).body.data as EventRecord[];
 
   it('a recipient answered 4xx is retried until SOFT_BOUNCE_RETRY_HOURS ran out, then BOUNCED with a soft email.bounce; the contact stays subscribed and the address unsuppressed', async () => {

@@ -100,6 +100,9 @@ export interface EmailRecord {
   [field: string]: any;
 }
 
+/** Whether the email left QUEUED and SENDING, the two statuses from which it may still be sent. */
+export const emailFinished = (email: EmailRecord) => email.status !== 'QUEUED' && email.status !== 'SENDING';
+
 /** Polls GET /emails/:id until `done` holds for the email, which it then returns. */
 export const waitForEmail = (api: ApiClient, id: string, done: (email: EmailRecord) => boolean, timeoutMs: number, what: string) =>
   eventually(async () => {
