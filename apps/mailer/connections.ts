@@ -17,8 +17,11 @@ export const DEFAULT_SMTP_CONNECTIONS = 16;
  * threads' tasks (two per connection, send-pool.ts) full while others wait on their claim's or
  * finish's commit. With more in flight each group commit, event-loop turn and SMTP write carries
  * more emails: 128 (with 16 connections) sent a 20,000-recipient campaign at 1,240 emails/s and
- * 1.32 ms of CPU each, against 1,016–1,021/s and 1.51–1.54 ms with 32 (and 5 connections); 256
- * gained nothing more on loopback (bench/results/campaign-profile.md, session 10). Four per
- * connection beyond 32 connections: a far relay's connections each wait out round trips.
+ * 1.32 ms of CPU each, against 1,016–1,021/s and 1.51–1.54 ms with 32 (and 5 connections). 256
+ * gained nothing more then (session 10), but does since the sending path got cheaper: in pairs run
+ * each way against 128, 4.8% more emails/s relay-signed (40k) and 3.8% signed (20k), every pair
+ * ahead, for no more peak RSS; 512 gained nothing over 256 (bench/results/campaign-profile.md,
+ * session 22). Four per connection beyond 64 connections: a far relay's connections each wait out
+ * round trips.
  */
-export const mailerHandlers = (connections: number) => Math.max(128, 4 * connections);
+export const mailerHandlers = (connections: number) => Math.max(256, 4 * connections);

@@ -238,10 +238,10 @@ describe('the pipelining SMTP client', () => {
 });
 
 describe('SMTP_CONNECTIONS', () => {
-  it('is 16 unless set, a whole number of at least 1, and the mailer keeps four emails in flight per connection past 32', () => {
+  it('is 16 unless set, a whole number of at least 1, and the mailer keeps four emails in flight per connection past 64', () => {
     expect(loadConfig({}).smtpConnections).toBe(16);
     expect(loadConfig({ SMTP_CONNECTIONS: '64' }).smtpConnections).toBe(64);
     for (const bad of ['0', '2.5', 'many', '-3']) expect(() => loadConfig({ SMTP_CONNECTIONS: bad })).toThrow(/SMTP_CONNECTIONS/);
-    expect([1, 16, 32, 64].map(mailerHandlers)).toEqual([128, 128, 128, 256]);
+    expect([1, 16, 64, 128].map(mailerHandlers)).toEqual([256, 256, 256, 512]);
   });
 });
