@@ -20,7 +20,7 @@ export type EmailKind = 'system' | 'transactional' | 'marketing';
 export type EmailStatus = 'QUEUED' | 'SENDING' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SKIPPED' | 'SUPPRESSED';
 
 /** The statuses of an email that may still be sent: every other one is final. */
-export const IN_FLIGHT: EmailStatus[] = ['QUEUED', 'SENDING'];
+export const IN_FLIGHT: readonly EmailStatus[] = ['QUEUED', 'SENDING'];
 
 /** One email to one recipient: the unit the mailer sends exactly once. */
 export interface EmailDoc extends Doc {
