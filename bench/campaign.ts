@@ -4,7 +4,7 @@
  * the same run.
  *
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
- *        [--warmup 500] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
+ *        [--warmup 20000] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
  *        [--relay-rtt-ms 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *        [--ref-first]
@@ -13,7 +13,7 @@
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
  *    pooled (as many connections as the mailer, `--smtp-connections`), TCP_NODELAY, nodemailer's
  *    built-in DKIM signing, four emails in flight per connection, the same HTML email (composed
- *    once), `--yardstick-emails` of them after a warm-up. It runs again after the platform (after
+ *    once), `--yardstick-emails` of them after `--warmup` unmeasured ones. It runs again after the platform (after
  *    every platform of the run), and "× yardstick" is against the mean rate of the two runs: the
  *    machine's speed moves by more than a third within an hour, and one yardstick run at a slow
  *    moment (1,229/s where that hour's others ran 1,805–1,824/s) had given a ratio of 1.96×.
@@ -23,7 +23,8 @@
  *    a project, a sending domain verified through DNS. Then the platform is stopped, and
  *    `--recipients` + `--warmup` contacts are bulk-inserted into its store in the contact
  *    projection's shape (data `{group, name, order}`), and it is started again on that store.
- *    A warm-up campaign goes to the `warm` group; then the measured campaign (FILTERED:
+ *    A warm-up campaign goes to the `warm` group (`--warmup` recipients, at most 500 distributed;
+ *    its own rate is reported too, as the first campaign after a start); then the measured campaign (FILTERED:
  *    `data.group equals "main"`) is created and sent with `POST /campaigns/:id/send` and no body.
  *    Measured: from the send's answer to the Nth email counted by the sink (every one rendered
  *    with the contact's data, CSS-inlined, tracked, with List-Unsubscribe, DKIM-signed), the time
@@ -78,7 +79,7 @@ const { values: args } = parseArgs({
   options: {
     recipients: { type: 'string', default: '100000' },
     'yardstick-emails': { type: 'string', default: '20000' },
-    warmup: { type: 'string', default: '500' },
+    warmup: { type: 'string', default: '20000' },
     'email-rate': { type: 'string', default: '1000000' },
     'batch-size': { type: 'string' },
     'no-yardstick': { type: 'boolean', default: false },
@@ -116,6 +117,12 @@ const options = {
   record: !args['no-record'] && !args['cpu-prof'],
 };
 
+/**
+ * The warm-up campaign's recipients in distributed mode, whatever `--warmup` says: a warm-up of
+ * 20,000 would take minutes there (some 100 emails/s on FerretDB).
+ */
+const DISTRIBUTED_WARMUP = 500;
+
 const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
 
 // ---- the yardstick ------------------------------------------------------------------------------
@@ -141,7 +148,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined, when: '
     key,
     warmupKey: `${key}w`,
     count: options.yardstickEmails,
-    warmup: 200,
+    warmup: options.warmup,
     // As many connections as the platform's mailer keeps (transport.ts), and enough in flight to fill them.
     inFlight: 4 * options.smtpConnections,
     poolSize: options.smtpConnections,
@@ -205,7 +212,7 @@ interface Keys {
 }
 
 /** Bulk-inserts the campaign's contacts into the (stopped) platform's store, as projections. */
-async function insertContacts(tree: Tree, dataDir: string, projectId: string, keys: Keys, mongodbUrl?: string): Promise<void> {
+async function insertContacts(tree: Tree, dataDir: string, projectId: string, keys: Keys, warmup: number, mongodbUrl?: string): Promise<void> {
   // As that tree's runtime/embedded.ts opens it, or the distributed stack's database.
   const store = mongodbUrl ? await MongoStore.connect(mongodbUrl) : await openTreeStore(tree, dataDir);
   try {
@@ -228,7 +235,7 @@ async function insertContacts(tree: Tree, dataDir: string, projectId: string, ke
       ['group', 'name', 'order'].map((key) => ({ _id: `${projectId}/${key}`, projectId, key, types: ['string'] })),
     );
     const collection = contacts(store);
-    const batches: [('warm' | 'main'), string, number][] = [['warm', keys.warm, options.warmup], ['main', keys.main, options.recipients]];
+    const batches: [('warm' | 'main'), string, number][] = [['warm', keys.warm, warmup], ['main', keys.main, options.recipients]];
     for (const [group, key, count] of batches) {
       for (let i = 0; i < count; i += 10_000) {
         await collection.insertMany(Array.from({ length: Math.min(10_000, count - i) }, (_, j) => make(group, key, i + j)));
@@ -252,6 +259,8 @@ interface PlatformOutcome {
   sampleChecks: string[];
   /** Emails a second in each tenth of the audience, in the order they reached the sink: a rate that falls as the store grows shows here. */
   tenths: number[];
+  /** The warm-up campaign, the first after the platform's start: its recipients and their rate (send → last email at the sink). */
+  warmup: { emails: number; rate: number };
   logTail: string;
   logLines: number;
 }
@@ -282,11 +291,12 @@ async function runPlatform(
   // The distributed stack stops its tiers one after another (up to 5 s each, more with mailer
   // replicas): killed early, it would leave them running, their etcd and ports held.
   const stopGraceMs = distributed ? 60_000 : undefined;
+  const warmup = distributed ? Math.min(options.warmup, DISTRIBUTED_WARMUP) : options.warmup;
   const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root, mongo?.url);
   const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner, options.relaySigns ? 'relay' : 'platform');
   await stopChild(first.proc.child, stopGraceMs);
-  console.error(`[${tag}] inserting ${options.warmup} + ${options.recipients} contacts into its store (${label})`);
-  await insertContacts(tree, first.dataDir, projectId, keys, mongo?.url);
+  console.error(`[${tag}] inserting ${warmup} + ${options.recipients} contacts into its store (${label})`);
+  await insertContacts(tree, first.dataDir, projectId, keys, warmup, mongo?.url);
   const loadBefore = loadAverage();
   const profileDir = profileRoot && join(profileRoot, tag);
   const platform = await startPlatform(sink, dns, profileDir, settings, first.dataDir, tree.root, mongo?.url);
@@ -321,11 +331,13 @@ async function runPlatform(
       }
     };
 
-    console.error(`[${tag}] warm-up campaign: ${options.warmup} recipients`);
+    console.error(`[${tag}] warm-up campaign: ${warmup} recipients`);
     const warm = await campaign('warm');
+    const warmStartUs = monotonicUs();
     const warmSent = await api.post(`/campaigns/${warm}/send`, undefined, as);
     if (warmSent.status !== 200) throw new Error(`sending the warm-up campaign failed (${warmSent.status}): ${JSON.stringify(warmSent.body)}`);
-    await sink.waitFor(keys.warm, options.warmup, 60_000);
+    const warmStats = await sink.waitFor(keys.warm, warmup, 60_000);
+    const warmRate = (warmup * 1e6) / Math.max(1, (warmStats.lastUs ?? monotonicUs()) - warmStartUs);
     await waitSent(warm, 60_000);
 
     const id = await campaign('main');
@@ -396,6 +408,7 @@ async function runPlatform(
       stats: campaignStats,
       sampleChecks,
       tenths: ratesByTenth(before.atUs, stats.times ?? []),
+      warmup: { emails: warmup, rate: warmRate },
       logTail: platform.proc.logTail(),
       logLines: platform.proc.logLines(),
     };
@@ -498,6 +511,7 @@ async function main(): Promise<number> {
     ...checks.map((c) => c.text),
     ...platforms.map((p) => `platform (${p.label}) sample (the first email as received): ${p.sampleChecks.join('; ')}`),
     ...platforms.map((p) => `platform (${p.label}) emails/s by tenth of the audience: ${p.tenths.map((rate) => fmt(rate, 0)).join(', ')}`),
+    ...platforms.map((p) => `platform (${p.label}) warm-up campaign, the first after its start (not measured above): ${p.warmup.emails} emails at ${fmt(p.warmup.rate, 0)}/s`),
     `load average before: ${yardsticks.map((y) => `yardstick ${y.loadBefore}; `).join('')}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
@@ -512,8 +526,8 @@ async function main(): Promise<number> {
       startedAt,
       facts,
       config: [
-        `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails, ${4 * options.smtpConnections} in flight, run before and after the platform, × yardstick against the mean of the two` : 'skipped'}` +
+        `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign${options.modes.includes('distributed') && options.warmup > DISTRIBUTED_WARMUP ? ` (${DISTRIBUTED_WARMUP} distributed)` : ''}; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, run before and after the platform, × yardstick against the mean of the two` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)
