@@ -14,7 +14,7 @@ export const DEFAULT_SMTP_CONNECTIONS = 16;
 
 /**
  * Emails the mailer has between its claim and its finish at once: enough to keep the sending
- * threads' tasks (two per connection, send-pool.ts) full while others wait on their claim's or
+ * threads' tasks (four per connection, send-pool.ts) full while others wait on their claim's or
  * finish's commit. With more in flight each group commit, event-loop turn and SMTP write carries
  * more emails: 128 (with 16 connections) sent a 20,000-recipient campaign at 1,240 emails/s and
  * 1.32 ms of CPU each, against 1,016–1,021/s and 1.51–1.54 ms with 32 (and 5 connections). 256
