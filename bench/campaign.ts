@@ -118,10 +118,10 @@ const options = {
 };
 
 /**
- * The warm-up campaign's recipients in distributed mode, whatever `--warmup` says: a warm-up of
- * 20,000 would take minutes there (some 100 emails/s on FerretDB).
+ * The warm-up campaign's recipients: `--warmup`, but at most 500 in distributed mode, where a
+ * warm-up of 20,000 would take minutes (some 100 emails/s on FerretDB).
  */
-const DISTRIBUTED_WARMUP = 500;
+const warmupOf = (mode: 'embedded' | 'distributed') => (mode === 'distributed' ? Math.min(options.warmup, 500) : options.warmup);
 
 const fmt = (n: number, decimals: number) => (Number.isFinite(n) ? n.toFixed(decimals) : 'n/a');
 
@@ -291,7 +291,7 @@ async function runPlatform(
   // The distributed stack stops its tiers one after another (up to 5 s each, more with mailer
   // replicas): killed early, it would leave them running, their etcd and ports held.
   const stopGraceMs = distributed ? 60_000 : undefined;
-  const warmup = distributed ? Math.min(options.warmup, DISTRIBUTED_WARMUP) : options.warmup;
+  const warmup = warmupOf(mode);
   const first = await startPlatform(sink, dns, undefined, settings, undefined, tree.root, mongo?.url);
   const { secretKey, domain, projectId } = await setUp(first, sink, dns, keys.owner, options.relaySigns ? 'relay' : 'platform');
   await stopChild(first.proc.child, stopGraceMs);
@@ -526,7 +526,7 @@ async function main(): Promise<number> {
       startedAt,
       facts,
       config: [
-        `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign${options.modes.includes('distributed') && options.warmup > DISTRIBUTED_WARMUP ? ` (${DISTRIBUTED_WARMUP} distributed)` : ''}; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
+        `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign${options.modes.includes('distributed') && warmupOf('distributed') !== options.warmup ? ` (${warmupOf('distributed')} distributed)` : ''}; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
           `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, run before and after the platform, × yardstick against the mean of the two` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
