@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, sleep } from '../harness/client.ts';
+import { eventually, sleep, waitForDelivered } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { untilIdle } from '../harness/crash.ts';
@@ -269,10 +269,13 @@ describe('campaigns', () => {
     await s.project.api.post(`/campaigns/${c.id}/send`, {});
     await waitForStatus(s, c.id, 'SENT');
     const mailTo = (to: string) => instance.smtp.waitFor((m) => m.parsed.subject === subject && m.rcptTo.includes(to), 20_000);
-    const opened = await mailTo(opener);
+    const idOf = (m: ReceivedMessage) => /^<([^@>]+)@/.exec(m.parsed.messageId ?? '')![1];
+    const [opened, complained] = [await mailTo(opener), await mailTo(complainer)];
+    // The open and the complaint update the email: they come once the mailer is done with it.
+    for (const m of [opened, complained]) await waitForDelivered(s.project.api, idOf(m), 20_000);
     const pixel = /src="([^"]*\/t\/open\/[^"]+)"/.exec(opened.parsed.html ?? '')![1].replace(/&amp;/g, '&');
     expect((await fetch(pixel)).status).toBe(200);
-    const complainedId = /^<([^@>]+)@/.exec((await mailTo(complainer)).parsed.messageId ?? '')![1];
+    const complainedId = idOf(complained);
     expect((await s.project.api.post('/v1/complaints', { emailId: complainedId })).status).toBe(202);
 
     const full = { delivered: 3, opens: 1, clicks: 0, bounces: 1, complaints: 1 };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PAGE_RATE_PER_MINUTE } from '../../apps/api/public/pages.ts';
 import { signToken } from '../../domain/mail/links.ts';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually, type EventRecord, sleep } from '../harness/client.ts';
+import { eventually, type EventRecord, sleep, waitForDelivered } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { QUIET_MS, startInstance, type Instance } from '../harness/instance.ts';
 import type { ReceivedMessage } from '../harness/smtp-sink.ts';
@@ -86,6 +86,7 @@ async function sendEmail(to: string): Promise<{ contactId: string; emailId: stri
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const sent = res.body.data.emails[0];
   const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+  await waitForDelivered(project.api, sent.email, 20_000); // opens and clicks update the email
   return { contactId: sent.contact.id, emailId: sent.email, mail };
 }
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type ProjectAccess } from '../harness/accounts.ts';
-import { eventually } from '../harness/client.ts';
+import { eventually, waitForDelivered } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { byMode, QUIET_MS, startInstance, type Instance } from '../harness/instance.ts';
 import { fakeMailgun, fakePostmark, fakeResend, fakeSendgrid, fakeSes, type FakeProvider, type ProviderPost, type SentEmail } from '../harness/relays.ts';
@@ -120,6 +120,7 @@ describe('relay provider webhooks', () => {
 
   it('a complaint records email.complaint and suppresses; opens and clicks record email.open and email.click {url}, each once per provider event', async () => {
     const email = await sendOne('engaged');
+    await waitForDelivered(project.api, email.emailId, DRAIN); // the open, the click and the complaint update the email
     const open = providers.resend.post(email, 'open', 'right');
     expect((await deliver('resend', open)).body.data).toEqual({ events: 1, recorded: 1 });
     expect((await deliver('resend', open)).body.data).toEqual({ events: 1, recorded: 0 });

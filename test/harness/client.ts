@@ -110,6 +110,16 @@ export const waitForEmail = (api: ApiClient, id: string, done: (email: EmailReco
     return email && done(email) ? email : undefined;
   }, timeoutMs, what);
 
+/**
+ * Waits until the mailer is done with a sent email: DELIVERED, its `email.delivery` recorded
+ * (the mailer writes the status last). A test that opens, clicks, complains about or patches what
+ * an email touches waits for this first: on FerretDB, the distributed tests' MongoDB, an update
+ * racing the mailer's own can undo it or be undone (docs/decisions.md, "Distributed store"); on
+ * MongoDB itself each update of one document is atomic.
+ */
+export const waitForDelivered = (api: ApiClient, id: string, timeoutMs: number) =>
+  waitForEmail(api, id, (email) => email.status === 'DELIVERED' && email.events.some((e) => e.name === 'email.delivery'), timeoutMs, `email ${id} DELIVERED`);
+
 /** Every contact of the project the client's key opens, through the cursor pages. */
 export async function allContacts<C = { id: string; email: string; subscribed: boolean; data: Record<string, unknown> }>(api: ApiClient): Promise<C[]> {
   const out: C[] = [];
