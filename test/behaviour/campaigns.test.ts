@@ -4,7 +4,7 @@ import { eventually, sleep, waitForDelivered } from '../harness/client.ts';
 import { verifiedDomain, type Domain } from '../harness/domains.ts';
 import { QUIET_MS, byMode, startInstance, type Instance } from '../harness/instance.ts';
 import { untilIdle } from '../harness/crash.ts';
-import type { ReceivedMessage } from '../harness/smtp-sink.ts';
+import { emailIdOf, type ReceivedMessage } from '../harness/smtp-sink.ts';
 
 let n = 0;
 const unique = (tag: string) => `${tag}-${++n}-${Date.now().toString(36)}`;
@@ -234,6 +234,7 @@ describe('campaigns', () => {
     await s.project.api.post(`/campaigns/${c.id}/send`, {});
     await waitForStatus(s, c.id, 'SENT');
     const mail: ReceivedMessage = await instance.smtp.waitFor((m) => m.parsed.subject === subject && m.rcptTo.includes(good[0]), 20_000);
+    await waitForDelivered(s.project.api, emailIdOf(mail), 20_000); // the open updates the email
     const pixel = /src="([^"]*\/t\/open\/[^"]+)"/.exec(mail.parsed.html ?? '')![1].replace(/&amp;/g, '&');
     expect((await fetch(pixel)).status).toBe(200);
 
@@ -269,13 +270,12 @@ describe('campaigns', () => {
     await s.project.api.post(`/campaigns/${c.id}/send`, {});
     await waitForStatus(s, c.id, 'SENT');
     const mailTo = (to: string) => instance.smtp.waitFor((m) => m.parsed.subject === subject && m.rcptTo.includes(to), 20_000);
-    const idOf = (m: ReceivedMessage) => /^<([^@>]+)@/.exec(m.parsed.messageId ?? '')![1];
     const [opened, complained] = [await mailTo(opener), await mailTo(complainer)];
     // The open and the complaint update the email: they come once the mailer is done with it.
-    for (const m of [opened, complained]) await waitForDelivered(s.project.api, idOf(m), 20_000);
+    for (const m of [opened, complained]) await waitForDelivered(s.project.api, emailIdOf(m), 20_000);
     const pixel = /src="([^"]*\/t\/open\/[^"]+)"/.exec(opened.parsed.html ?? '')![1].replace(/&amp;/g, '&');
     expect((await fetch(pixel)).status).toBe(200);
-    const complainedId = idOf(complained);
+    const complainedId = emailIdOf(complained);
     expect((await s.project.api.post('/v1/complaints', { emailId: complainedId })).status).toBe(202);
 
     const full = { delivered: 3, opens: 1, clicks: 0, bounces: 1, complaints: 1 };

@@ -10,6 +10,9 @@ export interface ReceivedMessage {
   parsed: Email;
 }
 
+/** The platform's id of a message it sent: its Message-ID is `<emailId@sender domain>`. */
+export const emailIdOf = (m: ReceivedMessage): string => /^<([^@>]+)@/.exec(m.parsed.messageId ?? '')![1];
+
 export interface SmtpSink {
   url: string;
   port: number;
