@@ -103,7 +103,9 @@ export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<
 }
 
 export async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
+  // Not `.map(stopChild)`: map's index would be the grace period, a SIGKILL 0-2 ms after the
+  // SIGTERM (a distributed stack's launcher then died before stopping its Redis, apps and sidecars).
+  await Promise.all([...children].map((child) => stopChild(child)));
   for (const release of cleanups.splice(0)) await release().catch(() => undefined);
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
