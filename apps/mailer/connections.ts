@@ -22,6 +22,7 @@ export const DEFAULT_SMTP_CONNECTIONS = 16;
  * each way against 128, 4.8% more emails/s relay-signed (40k) and 3.8% signed (20k), every pair
  * ahead, for no more peak RSS; 512 gained nothing over 256 (bench/results/campaign-profile.md,
  * session 22). Four per connection beyond 64 connections: a far relay's connections each wait out
- * round trips.
+ * round trips. Eight (as many again for emails waiting on a commit) were no faster with 96
+ * connections to a relay 20 ms away, for more CPU and RSS (session 24).
  */
 export const mailerHandlers = (connections: number) => Math.max(256, 4 * connections);
