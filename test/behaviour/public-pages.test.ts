@@ -195,7 +195,8 @@ describe('click redirect', () => {
     const link = clickPath(mail);
     const token = link.slice('/t/click/'.length, link.indexOf('?'));
     const signed = (url: string) => `/t/click/${signToken(key, 'click', emailId, url)}?u=${encodeURIComponent(url)}`;
-    // Another MAC: the last two characters changed (a MAC ending in AA, one in 4,096, stays one).
+    // Another MAC: the real one's last two characters replaced by AA, or by BB where they are AA
+    // already (one MAC in 4,096), since that link would be the real one.
     const otherMac = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
 
     for (const bad of [
