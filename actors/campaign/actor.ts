@@ -5,7 +5,7 @@ import { queueRecipients } from '../../domain/campaigns/recipients.ts';
 import { emails } from '../../domain/mail/outbound.ts';
 import type { ActorContext, ActorDefinition } from '../../ports/actors.ts';
 import type { Platform } from '../../runtime/platform.ts';
-import { decide, type CampaignCommand, type CampaignContent, type CampaignEffect, type CampaignState } from './behaviour.ts';
+import { batchMustWait, decide, type CampaignCommand, type CampaignContent, type CampaignEffect, type CampaignState } from './behaviour.ts';
 
 export const CAMPAIGN_ACTOR = 'CampaignActor';
 
@@ -85,7 +85,7 @@ async function perform(p: Platform, ctx: Ctx, state: CampaignState | undefined, 
       // Recipients queued per turn: CAMPAIGN_BATCH_SIZE (tests use small batches).
       const batchSize = p.config.campaignBatchSize;
       const inFlight = await emailsInFlight(p, campaign.projectId, ctx.id);
-      if (inFlight >= 2 * batchSize) return { kind: 'batchDeferred', inFlight, batchSize };
+      if (batchMustWait(inFlight, batchSize)) return { kind: 'batchDeferred', inFlight, batchSize };
       try {
         const audience = await audienceOf(p, campaign, new Date(campaign.sentAt ?? Date.now()));
         const { recipients, nextCursor } = await nextRecipients(p, campaign, audience, effect.after, batchSize);

@@ -86,11 +86,26 @@ export interface Decision {
 /** While SENDING with the whole audience queued, outcomes are checked this often. */
 export const SETTLE_CHECK_MS = 2_000;
 /**
+ * How far a campaign queues ahead of the mailer: the next batch waits while this many batches of
+ * its emails are still QUEUED or SENDING, and the wait lasts until about one batch fewer is left
+ * (so a batch is always queued before the mailer runs dry). Two ahead, waiting until one was
+ * left, let a platform's first campaign after a start run dry again and again: its rate climbs
+ * (some 300 emails/s in its first second, 1,700 later), so the rate since the send began, which
+ * sets the wait, was well below the mailer's, and each wait outlasted the emails left
+ * (bench/results/campaign-profile.md, session 25).
+ */
+export const BATCHES_AHEAD = 3;
+
+/** Whether the next batch waits: the mailer has `BATCHES_AHEAD` of them to send already. */
+export const batchMustWait = (inFlight: number, batchSize: number): boolean => inFlight >= BATCHES_AHEAD * batchSize;
+
+/**
  * How long a batch waits when the mailer has not caught up with the previous ones: until about
- * one batch is left in flight, at the rate the campaign has been sent so far, within these bounds
- * (the first wait, before any email has gone, is BATCH_DEFER_MS). A fixed 500 ms let a mailer
- * sending 1,760 emails/s run nearly dry between batches of 500 (1,947/s with batches of 1,000);
- * at 72/s (distributed) it counted the emails in flight some 14 times per batch sent.
+ * `BATCHES_AHEAD - 1` batches are left in flight, at the rate the campaign has been sent so far,
+ * and never longer than half the time since the send began (early on, that rate says little),
+ * within these bounds (the first wait, before any email has gone, is BATCH_DEFER_MS). A fixed
+ * 500 ms let a mailer sending 1,760 emails/s run nearly dry between batches of 500 (1,947/s with
+ * batches of 1,000); at 72/s (distributed) it counted the emails in flight some 14 times per batch sent.
  */
 export const BATCH_DEFER_MS = 500;
 export const BATCH_DEFER_MIN_MS = 50;
@@ -100,8 +115,8 @@ function batchDeferMs(state: CampaignState, inFlight: number, batchSize: number,
   const elapsed = now.getTime() - Date.parse(state.sentAt ?? '');
   const sent = state.recipientCount - inFlight;
   if (!(elapsed > 0) || sent <= 0) return BATCH_DEFER_MS;
-  const untilOneBatchLeft = ((inFlight - batchSize) / sent) * elapsed;
-  return Math.min(BATCH_DEFER_MAX_MS, Math.max(BATCH_DEFER_MIN_MS, Math.round(untilOneBatchLeft)));
+  const untilOneBatchFewer = ((inFlight - (BATCHES_AHEAD - 1) * batchSize) / sent) * elapsed;
+  return Math.round(Math.min(BATCH_DEFER_MAX_MS, elapsed / 2, Math.max(BATCH_DEFER_MIN_MS, untilOneBatchFewer)));
 }
 
 const forbidden = (action: string, status: CampaignStatus, allowed: readonly CampaignStatus[]) =>

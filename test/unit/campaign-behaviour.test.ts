@@ -4,6 +4,8 @@ import {
   decide,
   SETTLE_CHECK_MS,
   BATCH_DEFER_MAX_MS,
+  BATCHES_AHEAD,
+  batchMustWait,
   BATCH_DEFER_MIN_MS,
   BATCH_DEFER_MS,
   type CampaignCommand,
@@ -167,20 +169,28 @@ describe('campaign behaviour: decide', () => {
     expect(effects).toEqual([{ kind: 'save' }, { kind: 'checkOutcomes' }]);
   });
 
-  it('a deferred batch wakes again without moving the cursor, when about one batch is left in flight', () => {
-    const deferred = { kind: 'batchDeferred', inFlight: 1_000, batchSize: 500 } as const;
+  it('the next batch waits while three batches are in flight', () => {
+    expect(BATCHES_AHEAD).toBe(3);
+    expect(batchMustWait(1_499, 500)).toBe(false);
+    expect(batchMustWait(1_500, 500)).toBe(true);
+  });
+
+  it('a deferred batch wakes again without moving the cursor, when about two batches are left in flight', () => {
+    const deferred = { kind: 'batchDeferred', inFlight: 1_500, batchSize: 500 } as const;
     const wakeAfter = (ms: number) => [{ kind: 'wake', at: new Date(now.getTime() + ms).toISOString() }];
     const sending = (secondsAgo: number, recipientCount: number) =>
       campaign('SENDING', { cursor: 'c1', recipientCount, sentAt: new Date(now.getTime() - secondsAgo * 1000).toISOString() });
     // Nothing sent yet: no rate to go by.
-    const first = decide(sending(1, 1_000), deferred, now);
+    const first = decide(sending(1, 1_500), deferred, now);
     expect(first.state?.cursor).toBe('c1');
     expect(first.effects).toEqual(wakeAfter(BATCH_DEFER_MS));
     // 19,000 sent in 10 s (1,900/s): 500 more go in 263 ms.
-    expect(decide(sending(10, 20_000), deferred, now).effects).toEqual(wakeAfter(263));
+    expect(decide(sending(10, 20_500), deferred, now).effects).toEqual(wakeAfter(263));
     // 72/s would take 6.9 s; 100,000/s 5 ms: within the bounds.
-    expect(decide(sending(100, 8_200), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MAX_MS));
-    expect(decide(sending(1, 101_000), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MIN_MS));
+    expect(decide(sending(100, 8_700), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MAX_MS));
+    expect(decide(sending(1, 101_500), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MIN_MS));
+    // 100 sent in the first 0.6 s would make it 3 s; the send's start says little, so half of 0.6 s.
+    expect(decide(sending(0.6, 1_600), deferred, now).effects).toEqual(wakeAfter(300));
     expect(decide(campaign('CANCELLED'), deferred, now).effects).toEqual([]);
   });
 
