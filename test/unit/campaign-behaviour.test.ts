@@ -191,6 +191,9 @@ describe('campaign behaviour: decide', () => {
     expect(decide(sending(1, 101_500), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MIN_MS));
     // 100 sent in the first 0.6 s would make it 3 s; the send's start says little, so half of 0.6 s.
     expect(decide(sending(0.6, 1_600), deferred, now).effects).toEqual(wakeAfter(300));
+    // Nothing sent 0.2 s after the send began: 0.1 s, not the 0.5 s a rate-less wait takes later on.
+    expect(decide(sending(0.2, 1_500), deferred, now).effects).toEqual(wakeAfter(100));
+    expect(decide(sending(0.06, 1_500), deferred, now).effects).toEqual(wakeAfter(BATCH_DEFER_MIN_MS));
     expect(decide(campaign('CANCELLED'), deferred, now).effects).toEqual([]);
   });
 
