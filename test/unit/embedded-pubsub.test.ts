@@ -108,19 +108,133 @@ describe('EmbeddedPubSub', () => {
     expect(deletes.mock.calls.length).toBeLessThan(20);
   });
 
-  it('publishMany writes every message for every subscriber in one insert before it resolves, and each is delivered once', async () => {
+  it('publishMany writes one bundle per subscriber in one insert before it resolves, delivers each message once, then deletes it', async () => {
     const ps = newPubSub();
-    const got: number[][] = [[], []];
-    ps.subscribe<{ n: number }>('t', async ({ n }) => void got[0].push(n));
-    ps.subscribe<{ n: number }>('t', async ({ n }) => void got[1].push(n));
+    const got: Array<Array<{ n: number; delivery: Delivery }>> = [[], []];
+    ps.subscribe<{ n: number }>('t', async ({ n }, delivery) => void got[0].push({ n, delivery }));
+    ps.subscribe<{ n: number }>('t', async ({ n }, delivery) => void got[1].push({ n, delivery }));
     const inserts = vi.spyOn(pending(), 'insertMany');
     await ps.publishMany('t', [{ n: 1 }, { n: 2 }, { n: 3 }]);
-    expect(await pending().countDocuments({})).toBe(6);
     expect(inserts).toHaveBeenCalledTimes(1);
+    const bundles = await pending().find({}, { sort: { _id: 1 } });
+    expect(bundles).toHaveLength(2);
+    const bundleId = String(bundles[0]._id).split(':')[0];
+    const messages = bundles[0].messages as { messageId: string; data: unknown }[];
+    expect(messages.map((m) => m.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(new Set(messages.map((m) => m.messageId)).size).toBe(3);
+    expect(bundles.map((b) => ({ ...b, nextAt: typeof b.nextAt, publishedAt: typeof b.publishedAt }))).toEqual(
+      [0, 1].map((subscriber) => ({ _id: `${bundleId}:${subscriber}`, topic: 't', subscriber, messages, count: 3, nextAt: 'string', publishedAt: 'string' })),
+    );
     await ps.start();
     await waitFor(() => got[0].length + got[1].length === 6, 10_000, 'deliveries');
+    await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'bundle deletion');
+    await sleep(100);
+    for (const lane of got) {
+      expect(lane.map(({ n }) => n)).toEqual([1, 2, 3]);
+      // Each message keeps its own id, the same for every subscriber, on its first attempt.
+      expect(lane.map(({ delivery }) => delivery)).toEqual(messages.map(({ messageId }) => ({ messageId, topic: 't', attempt: 1 })));
+    }
+  });
+
+  it("a bundle's message that fails moves to a record of its own; the others are delivered once, and the bundle goes", async () => {
+    const ps = newPubSub({ backoffMs: 60_000 });
+    const got: Array<{ n: number; delivery: Delivery }> = [];
+    ps.subscribe<{ n: number }>('t', async ({ n }, delivery) => {
+      got.push({ n, delivery });
+      if (n === 2) throw new Error('not now');
+    });
+    await ps.start();
+    await ps.publishMany('t', [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    await waitFor(() => got.length === 3, 10_000, 'first deliveries');
+    const failed = got.find(({ n }) => n === 2)!.delivery;
+    // The bundle is gone once its other two are delivered; the failed message waits as its own record.
+    await waitFor(async () => (await pending().countDocuments({})) === 1, 5_000, 'the bundle deleted');
+    const own = (await pending().findOne({}))!;
+    expect({ ...own, nextAt: Date.parse(own.nextAt as string) > Date.now() + 20_000 }).toEqual({
+      _id: `${failed.messageId}:0`,
+      messageId: failed.messageId,
+      topic: 't',
+      subscriber: 0,
+      data: { n: 2 },
+      attempt: 2,
+      nextAt: true,
+      publishedAt: own.publishedAt,
+    });
+    // Made due now: the second attempt, the same message.
+    await pending().updateOne({ _id: own._id }, { $set: { nextAt: new Date(Date.now() - 1).toISOString() } });
+    await ps.stop();
+    const ps2 = newPubSub({ backoffMs: 60_000 });
+    const again: Array<{ n: number; delivery: Delivery }> = [];
+    ps2.subscribe<{ n: number }>('t', async ({ n }, delivery) => void again.push({ n, delivery }));
+    await ps2.start();
+    await waitFor(() => again.length === 1, 10_000, 'the retry');
     await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'record deletion');
-    expect(got.map((ns) => [...ns].sort())).toEqual([[1, 2, 3], [1, 2, 3]]);
+    await sleep(100);
+    expect(again).toEqual([{ n: 2, delivery: { messageId: failed.messageId, topic: 't', attempt: 2 } }]);
+    expect(got.map(({ n }) => n).sort()).toEqual([1, 2, 3]);
+  });
+
+  it("dead-letters a bundle's message that fails maxAttempts times, and only that one", async () => {
+    const ps = newPubSub({ maxAttempts: 2, backoffMs: 5, maxBackoffMs: 20 });
+    const calls = new Map<number, number>();
+    ps.subscribe<{ n: number }>('t', async ({ n }) => {
+      calls.set(n, (calls.get(n) ?? 0) + 1);
+      if (n === 1) throw new Error('broken');
+    });
+    await ps.start();
+    await ps.publishMany('t', [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    await waitFor(async () => (await dead().countDocuments({})) === 1, 10_000, 'dead letter');
+    await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'records deleted');
+    await sleep(100);
+    const letter = (await dead().findOne({}))!;
+    expect(letter).toMatchObject({ _id: `${letter.messageId}:0`, topic: 't', subscriber: 0, data: { n: 1 }, attempt: 2, error: 'broken' });
+    expect([...calls.entries()].sort()).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 1],
+    ]);
+  });
+
+  it('delivers the bundles a restart finds, each message once, and reads each bundle once when it kept no copy', async () => {
+    const ps = newPubSub();
+    ps.subscribe('t', async () => {});
+    // More than FRESH_RECORDS (2,000): no copies are kept, and bundles hold 500 messages at most.
+    const n = 2_001;
+    await ps.publishMany('t', Array.from({ length: n }, (_, i) => ({ i })));
+    expect((await pending().find({}, { projection: { count: 1 } })).map((b) => b.count)).toEqual([500, 500, 500, 500, 1]);
+    await restartStore();
+    const ps2 = newPubSub({ concurrency: 64 });
+    const got: number[] = [];
+    ps2.subscribe<{ i: number }>('t', async ({ i }) => void got.push(i));
+    const reads = vi.spyOn(pending(), 'findOne');
+    await ps2.start();
+    await waitFor(() => got.length === n, 10_000, 'deliveries after the restart');
+    await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'bundle deletion');
+    await sleep(100);
+    expect(got).toEqual(Array.from({ length: n }, (_, i) => i)); // in publish order
+    expect(reads).toHaveBeenCalledTimes(5);
+  });
+
+  it('stop() and start() on the same instance deliver only what a bundle has left', async () => {
+    const ps = newPubSub();
+    const release = gate();
+    const got: number[] = [];
+    ps.subscribe<{ i: number }>('t', async ({ i }) => {
+      if (i >= 2) await release.opened;
+      got.push(i);
+    }, { concurrency: 1 });
+    await ps.start();
+    await ps.publishMany('t', Array.from({ length: 6 }, (_, i) => ({ i })));
+    await waitFor(() => got.length === 2 && ps.inFlight === 1, 10_000, 'two delivered, one waiting');
+    const stopped = ps.stop();
+    release.open();
+    await stopped;
+    expect(got).toEqual([0, 1, 2]);
+    await ps.start();
+    await waitFor(() => got.length === 6, 10_000, 'the rest');
+    await waitFor(async () => (await pending().countDocuments({})) === 0, 5_000, 'bundle deletion');
+    await sleep(100);
+    expect(got).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
   it('writes one durable record per subscriber before publish resolves', async () => {
