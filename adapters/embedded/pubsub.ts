@@ -328,8 +328,8 @@ export class EmbeddedPubSub implements PubSub {
   }
 
   async #deliver(lane: Lane, id: string): Promise<void> {
-    const hash = id.lastIndexOf('#');
-    if (hash !== -1) return this.#deliverBundled(lane, id, id.slice(0, hash), Number(id.slice(hash + 1)));
+    const bundled = bundledKeyParts(id);
+    if (bundled) return this.#deliverBundled(lane, id, bundled.recordId, bundled.index);
     let rec: PubSubRecord | null = null;
     try {
       rec = this.#fresh.get(id) ?? ((await this.#collection().findOne({ _id: id })) as PubSubRecord | null);
@@ -469,7 +469,12 @@ const FRESH_RECORDS = 2_000;
 /** Messages in one bundle record at most: a campaign's batch (CAMPAIGN_BATCH_SIZE, 500 by default) in one. */
 const BUNDLE_MAX = 500;
 
+/** The queue's key of a bundle's message (a single record's is its id, which holds no "#"), and back. */
 const bundledKey = (recordId: string, index: number) => `${recordId}#${index}`;
+function bundledKeyParts(key: string): { recordId: string; index: number } | undefined {
+  const hash = key.lastIndexOf('#');
+  return hash === -1 ? undefined : { recordId: key.slice(0, hash), index: Number(key.slice(hash + 1)) };
+}
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
