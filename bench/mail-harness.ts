@@ -345,7 +345,7 @@ export const BUCKETS: [string, RegExp][] = [
   ['nodemailer: building the MIME message', /node_modules\/nodemailer\/dist\/\w+\/(mime-node|mail-composer|mailer|stream-transport|mime-funcs|qp|base64|addressparser|shared|punycode)\//],
   ['nodemailer: SMTP client (pool, connection, data stream)', /node_modules\/nodemailer\/dist\/\w+\/(smtp-pool|smtp-connection|smtp-transport)\//],
   ['mailer: transport.ts (compile, terminator hold)', /\/apps\/mailer\/transport\.ts$/],
-  ['mailer: deliver (claims, checks, breaker)', /(\/apps\/mailer\/(mailer|message)\.ts$|node_modules\/opossum\/)/],
+  ['mailer: deliver (claims, checks, breaker, the hand-over to the sending threads)', /(\/apps\/mailer\/(mailer|message|send-pool)\.ts$|node_modules\/opossum\/)/],
   ['pub/sub (embedded queue)', /\/adapters\/embedded\/(pubsub|timer-queue)\.ts$/],
   ['results: contact actor, email events', /(\/actors\/|\/adapters\/embedded\/actor-host\.ts$|\/domain\/(mail\/results|events\/))/],
   ['acceptance: HTTP, auth, validation, send service, contacts', /(\/apps\/api\/|\/domain\/(send|contacts|accounts|idempotency|domains)|node_modules\/(express|router|body-parser|raw-body|zod|finalhandler|send|serve-static|iconv-lite|qs|type-is|content-type)\/)/],

@@ -1,12 +1,11 @@
-// The body of a send-pool thread: renders one email, signs it, and hands it to SMTP, with the
+// The body of a send-pool thread: renders each email, signs it, and hands it to SMTP, with the
 // commit record (commit-log.ts) written on this thread, in the tick its final "." goes out.
-import { threadId } from 'node:worker_threads';
-import { workerData } from 'piscina';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { CommitLog } from './commit-log.ts';
 import { renderEmail, type RenderTask } from './render.ts';
 import { isFinalAnswer, smtpFailureOf } from './smtp-answers.ts';
 import { createTransport } from './transport.ts';
-import type { SendOutcome, SendThreadData } from './send-pool.ts';
+import type { FromThread, SendOutcome, SendThreadData, ToThread } from './send-pool.ts';
 
 const { smtpUrl, dataDir, connections, slots } = workerData as SendThreadData;
 
@@ -25,7 +24,7 @@ function claimSlot(): number {
 const commits = new CommitLog(dataDir, { name: `commits-${claimSlot()}` });
 const transport = createTransport({ smtpUrl, dataDir }, connections);
 
-export default async function send(task: RenderTask): Promise<SendOutcome> {
+async function send(task: RenderTask): Promise<SendOutcome> {
   const emailId = task.email._id;
   let message;
   try {
@@ -49,3 +48,21 @@ export default async function send(task: RenderTask): Promise<SendOutcome> {
     return { ok: false, stage: 'smtp', committed: committed && final, error: { message: text ?? String(err), responseCode, command, response } };
   }
 }
+
+// The answers of one turn go back in one message, as the tasks came (send-pool.ts).
+let answers: FromThread['done'] = [];
+const answer = () => {
+  const done = answers;
+  answers = [];
+  parentPort!.postMessage({ done } satisfies FromThread);
+};
+
+parentPort!.on('message', ({ tasks }: ToThread) => {
+  for (const { id, task } of tasks) {
+    void send(task)
+      .catch((err: unknown): SendOutcome => ({ ok: false, stage: 'lost', error: { message: (err as Error)?.message ?? String(err) } }))
+      .then((outcome) => {
+        if (answers.push({ id, outcome }) === 1) setImmediate(answer);
+      });
+  }
+});
