@@ -166,8 +166,9 @@ export function currentTree(): Tree {
 }
 
 /**
- * A `git worktree` of `ref` (detached) in a temp dir, with this tree's node_modules linked into it,
- * so its platform and store can run next to this tree's in the same benchmark run. Removed
+ * A `git worktree` of `ref` (detached) in a temp dir, with this tree's node_modules linked into it
+ * (or, where its package-lock.json differs from this tree's, its own installed by `npm ci`), so its
+ * platform and store can run next to this tree's in the same benchmark run. Removed
  * (`git worktree remove --force`) by cleanup, on every way out.
  */
 export async function worktreeOf(ref: string): Promise<Tree> {
@@ -181,7 +182,13 @@ export async function worktreeOf(ref: string): Promise<Tree> {
   rmSync(root, { recursive: true, force: true }); // git worktree add wants to create it
   git('worktree', 'add', '--detach', '--quiet', root, commit);
   worktrees.add(root);
-  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  if (readFileSync(join(root, 'package-lock.json'), 'utf8') === readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) {
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  } else {
+    console.error(`[compare] ${ref}'s dependencies are not this tree's: npm ci in its worktree`);
+    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (install.status !== 0) throw new Error(`npm ci in the worktree of ${ref} failed (${install.status})`);
+  }
   console.error(`[compare] ${ref} (${commit}) checked out in ${root}: ${storeKind(root) === 'sqlite' ? 'SQLite store' : 'journal store'}`);
   return { root, ref, commit, store: storeKind(root) };
 }
