@@ -61,4 +61,12 @@ const hashOf = (parts: string[]): string => createHash('sha256').update(parts.jo
 /** The variant and the last 62 bits of a derived id, from its hash. */
 const derivedTail = (h: string): string => `-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 
-export const nowIso = (now: Date = new Date()): string => now.toISOString();
+/** The current time's ISO text, made once per millisecond: an email asks for it some five times. */
+let isoMs = NaN;
+let iso = '';
+export function nowIso(now?: Date): string {
+  if (now) return now.toISOString();
+  const ms = Date.now();
+  if (ms !== isoMs) [isoMs, iso] = [ms, new Date(ms).toISOString()];
+  return iso;
+}
