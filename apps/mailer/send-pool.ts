@@ -114,6 +114,7 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir' | 'smtpConne
   const waiting: Pending[] = [];
   let nextId = 0;
   let closed = false;
+  const closedError = () => new SendThreadLost('the sending threads are closed');
 
   const start = (thread: Thread): Worker => {
     const worker = new Worker(new URL('./send-thread.ts', import.meta.url), {
@@ -189,7 +190,7 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir' | 'smtpConne
 
   return {
     async send(task) {
-      if (closed) throw new SendThreadLost('the sending threads are closed');
+      if (closed) throw closedError();
       const outcome = await new Promise<SendOutcome>((resolve, reject) => {
         waiting.push({ task, resolve, reject });
         pump();
@@ -204,7 +205,7 @@ export function sendPool(config: Pick<Config, 'smtpUrl' | 'dataDir' | 'smtpConne
     },
     async close() {
       closed = true;
-      for (const pending of waiting.splice(0)) pending.reject(new SendThreadLost('the sending threads are closed'));
+      for (const pending of waiting.splice(0)) pending.reject(closedError());
       await Promise.all(threads.map((thread) => thread.worker?.terminate()));
     },
   };
