@@ -10,3 +10,9 @@
 // when the relay signs it (median of seven paired runs, 1–13%) and 1% when the platform does
 // (five pairs, +3% to −7%) (bench/results/campaign-profile.md, session 13).
 if (!process.features.typescript) await import('tsx');
+
+// V8's compiled code (and Node 24's stripped TypeScript) kept on disk between runs: a sending
+// thread loaded its modules in about 225 ms, 115 with the cache. Node's default directory
+// (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE); Node 20 has no such cache.
+import module from 'node:module';
+module.enableCompileCache?.();
