@@ -27,13 +27,26 @@ export function refusalOf(kind: EmailKind, contact: { subscribed: boolean } | nu
 }
 
 /**
- * The gate over emails of one project: what each needs (the suppression list, and the contacts
- * of the marketing ones) in two queries for the whole batch, then `refusalOf` for each.
+ * The gate over a batch of emails: what each project's emails need (its suppression list, and the
+ * contacts of the marketing ones) in two queries per project, then `refusalOf` for each. A batch
+ * is one project's as a rule (a request, a campaign's batch); should it hold several, each email is
+ * checked against its own project's list. The platform's own mail (no project) is never refused.
  */
 export async function refusals(p: Pick<Platform, 'store'>, batch: readonly EmailDoc[]): Promise<Map<string, Refusal>> {
   const out = new Map<string, Refusal>();
-  const projectId = batch.find((e) => e.projectId)?.projectId;
-  if (!projectId) return out;
+  const byProject = new Map<string, EmailDoc[]>();
+  for (const email of batch) {
+    if (!email.projectId) continue;
+    const emails = byProject.get(email.projectId);
+    if (emails) emails.push(email);
+    else byProject.set(email.projectId, [email]);
+  }
+  await Promise.all([...byProject].map(([projectId, emails]) => refuseAmong(p, projectId, emails, out)));
+  return out;
+}
+
+/** `refusals` for the emails of one project, added to `out`. */
+async function refuseAmong(p: Pick<Platform, 'store'>, projectId: string, batch: EmailDoc[], out: Map<string, Refusal>): Promise<void> {
   const marketing = batch.filter((e) => e.kind === 'marketing' && e.contactId).map((e) => e.contactId!);
   const [suppressed, found] = await Promise.all([
     suppressedAmong(p, projectId, batch.map((e) => e.to)),
@@ -44,5 +57,4 @@ export async function refusals(p: Pick<Platform, 'store'>, batch: readonly Email
     const refusal = refusalOf(email.kind, email.contactId ? subscribed.get(email.contactId) : null, suppressed.get(email.to.toLowerCase()));
     if (refusal) out.set(email._id, refusal);
   }
-  return out;
 }

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +46,27 @@ describe('runtime/load-typescript.mjs', () => {
     // On a Node without stripping (a machine where npm could not bring Node 24), tsx runs it.
     const strips = !!process.features.typescript;
     expect(run([])).toEqual({ typed: 42, wrapped: !strips, features: strips ? 'strip' : false });
+  });
+
+  it("turns on Node's module compile cache, in its default directory under the temporary one, where Node has one", () => {
+    // Not through NODE_COMPILE_CACHE, which would turn it on by itself: the preload must.
+    const tmp = path.join(dir, 'tmp');
+    fs.mkdirSync(tmp);
+    const probe = path.join(dir, 'cache-probe.ts');
+    fs.writeFileSync(probe, "import module from 'node:module';\nconsole.log(JSON.stringify({ dir: module.getCompileCacheDir?.() ?? null }));\n");
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    const result = spawnSync(process.execPath, [...typescriptArgs, probe], { encoding: 'utf8', env });
+    expect(result.status).toBe(0);
+    const { dir: used } = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { dir: string | null };
+    if (typeof (module as { enableCompileCache?: unknown }).enableCompileCache !== 'function') {
+      expect(used).toBeNull(); // Node 20: no such cache
+      return;
+    }
+    expect(used!.startsWith(path.join(tmp, 'node-compile-cache'))).toBe(true);
+    // The compiled code was written there when the process ended.
+    expect(fs.readdirSync(used!).length).toBeGreaterThan(0);
   });
 
   it('runs it through tsx on a Node that cannot strip types', () => {
