@@ -6,6 +6,7 @@ import type { SqliteStore } from '../../adapters/sqlite/store.ts';
 import { ensureEventIndexes } from '../../domain/events/collection.ts';
 import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
 import { emails, ensureEmailIndexes, type EmailDoc, type EmailStatus } from '../../domain/mail/outbound.ts';
+import { emailDoc } from '../harness/emails.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
 
@@ -27,23 +28,23 @@ afterEach(async () => {
 });
 
 const email = (id: string, status: EmailStatus, contactId = 'ann'): EmailDoc & { opens?: number } => ({
-  _id: id,
-  projectId: 'p1',
-  contactId,
-  kind: 'marketing',
-  source: 'campaign',
-  sourceId: 'camp1',
-  to: `${contactId}@people.example`,
-  toName: 'Ann Example',
-  from: 'news@shop.example',
-  subject: 'Hi Ann',
-  html: '<p>Hi Ann</p>',
-  vars: { name: 'Ann' },
-  headers: { 'X-Customer': 'ann-42' },
-  status,
-  reason: `250 ok <${contactId}@people.example>`,
-  messageId: `<${id}@shop.example>`,
-  createdAt: '2026-11-24T10:00:00.000Z',
+  ...emailDoc({
+    _id: id,
+    contactId,
+    kind: 'marketing',
+    source: 'campaign',
+    sourceId: 'camp1',
+    to: `${contactId}@people.example`,
+    toName: 'Ann Example',
+    subject: 'Hi Ann',
+    html: '<p>Hi Ann</p>',
+    vars: { name: 'Ann' },
+    headers: { 'X-Customer': 'ann-42' },
+    status,
+    reason: `250 ok <${contactId}@people.example>`,
+    messageId: `<${id}@shop.example>`,
+    createdAt: '2026-11-24T10:00:00.000Z',
+  }),
   opens: 2,
 });
 

@@ -2,23 +2,15 @@ import { expect, it } from 'vitest';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import type { EmailDoc } from '../../domain/mail/outbound.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { suppress } from '../../domain/suppressions/service.ts';
 import { contactPlatform } from '../harness/store.ts';
 
 // domain/mail/gate.ts over a real embedded store: each email is judged by its own project's
 // suppression list and contacts, whatever else the batch holds.
 
-const email = (id: string, projectId: string | null, to: string, kind: EmailDoc['kind'], contactId: string | null = null): EmailDoc => ({
-  _id: id,
-  projectId,
-  contactId,
-  kind,
-  source: kind === 'system' ? 'system' : 'send',
-  to,
-  from: 'news@example.com',
-  status: 'QUEUED',
-  createdAt: '2026-01-01T00:00:00.000Z',
-});
+const email = (id: string, projectId: string | null, to: string, kind: EmailDoc['kind'], contactId: string | null = null): EmailDoc =>
+  emailDoc({ _id: id, projectId, contactId, kind, source: kind === 'system' ? 'system' : 'send', to, from: 'news@example.com' });
 
 it("judges each email of a batch by its own project's suppression list and contacts", async () => {
   const { p, stop } = await contactPlatform();

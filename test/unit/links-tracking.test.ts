@@ -10,6 +10,7 @@ import { openStore } from '../harness/store.ts';
 import { MemoryRateLimiter } from '../../adapters/embedded/rate-limiter.ts';
 import { AppError } from '../../domain/errors.ts';
 import { emails, type EmailDoc } from '../../domain/mail/outbound.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { recordEngagement, recordInBackground, type EmailEngagementFields, type RetryPolicy } from '../../domain/mail/tracking.ts';
 import type { ActorRuntime } from '../../ports/actors.ts';
 import type { Platform } from '../../runtime/platform.ts';
@@ -58,19 +59,7 @@ afterEach(async () => {
 });
 
 function email(id: string, contactId: string | null): EmailDoc {
-  return {
-    _id: id,
-    projectId: contactId ? 'p1' : null,
-    contactId,
-    kind: 'marketing',
-    source: 'send',
-    to: 'ann@example.com',
-    from: 'news@shop.example',
-    subject: 'Hi',
-    html: '<p>Hi</p>',
-    status: 'DELIVERED',
-    createdAt: new Date().toISOString(),
-  };
+  return emailDoc({ _id: id, projectId: contactId ? 'p1' : null, contactId, kind: 'marketing', subject: 'Hi', html: '<p>Hi</p>', status: 'DELIVERED', createdAt: new Date().toISOString() });
 }
 
 const counters = async (id = 'e1') => (await emails(p).findOne({ _id: id })) as EmailDoc & EmailEngagementFields;

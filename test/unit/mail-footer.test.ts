@@ -4,23 +4,13 @@ import { compose } from '../../apps/mailer/compose.ts';
 import { carriesUnsubscribeLink, footerFor, withFooter, type FooterSettings } from '../../domain/mail/footer.ts';
 import { emailLinks } from '../../domain/mail/links.ts';
 import type { EmailDoc, EmailKind } from '../../domain/mail/outbound.ts';
+import { emailDoc } from '../harness/emails.ts';
 
 const project: FooterSettings = { name: 'Shop <&> Co', language: 'fr', address: '1 Main St\n<b>Springfield</b>' };
 const links = emailLinks('https://m.example', Buffer.alloc(32, 1), 'e1', 'c1');
 const body = '<p>Hello</p>';
 
-const email = (kind: EmailKind, vars: EmailDoc['vars'] = {}): EmailDoc => ({
-  _id: 'e1',
-  projectId: 'p1',
-  contactId: 'c1',
-  kind,
-  source: 'send',
-  to: 'ann@example.com',
-  from: 'news@shop.example',
-  status: 'SENDING',
-  createdAt: '2026-01-01T00:00:00.000Z',
-  vars,
-});
+const email = (kind: EmailKind, vars: EmailDoc['vars'] = {}): EmailDoc => emailDoc({ _id: 'e1', contactId: 'c1', kind, status: 'SENDING', vars });
 
 describe('the footer of marketing email', () => {
   it('goes on marketing email only, and not when the project turned it off', () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { compose, fillText, inlineTemplate, textTemplate } from '../../apps/mailer/compose.ts';
 import { emailLinks } from '../../domain/mail/links.ts';
 import type { EmailDoc } from '../../domain/mail/outbound.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { renderTemplate, templateScope } from '../../domain/templates/render.ts';
 
 const STYLE = '<style>p { color: #222; } .big { font-size: 20px; } #top { margin: 0; } a.cta { color: red; } td { padding: 4px; }</style>';
@@ -19,20 +20,8 @@ const VALUES: Record<string, unknown>[] = [
 ];
 
 /** The n-th email of a campaign with this body, to recipient r<n> with these template values. */
-const campaignEmail = (id: string, n: number, html: string, subject: string, vars: Record<string, unknown>): EmailDoc => ({
-  _id: id,
-  projectId: 'p',
-  contactId: `c${n}`,
-  kind: 'marketing',
-  source: 'campaign',
-  to: `r${n}@x.example`,
-  from: 'news@shop.example',
-  subject,
-  html,
-  vars: vars as EmailDoc['vars'],
-  status: 'QUEUED',
-  createdAt: '2026-01-01T00:00:00.000Z',
-});
+const campaignEmail = (id: string, n: number, html: string, subject: string, vars: Record<string, unknown>): EmailDoc =>
+  emailDoc({ _id: id, projectId: 'p', contactId: `c${n}`, kind: 'marketing', source: 'campaign', to: `r${n}@x.example`, subject, html, vars: vars as EmailDoc['vars'] });
 
 describe('inlining a body once (apps/mailer/compose.ts)', () => {
   it('renders as juice on each rendered email, for tags in text, in links and with fallbacks', () => {

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepDueRetries } from '../../apps/mailer/retries.ts';
 import { applyEmailResult } from '../../domain/mail/results.ts';
 import { emails, ensureEmailIndexes, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { RETRY_LEASE_MS } from '../../domain/mail/soft-bounces.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
@@ -34,10 +35,8 @@ describe('the sweep for due tries after a soft bounce', () => {
   });
 
   const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
-  const email = (id: string, fields: Partial<EmailDoc>): EmailDoc => ({
-    _id: id, projectId: 'p1', contactId: null, kind: 'transactional', source: 'send', to: `${id}@customer.example`, from: 'x@sender.example',
-    status: 'SENDING', createdAt: at(-60_000), softFailures: { firstAt: at(-60_000), count: 1 }, ...fields,
-  });
+  const email = (id: string, fields: Partial<EmailDoc>): EmailDoc =>
+    emailDoc({ _id: id, to: `${id}@customer.example`, from: 'x@sender.example', status: 'SENDING', createdAt: at(-60_000), softFailures: { firstAt: at(-60_000), count: 1 }, ...fields });
 
   it('publishes each due email once, with the lease its claim asks for, and leaves the others', async () => {
     await emails(p).insertMany([

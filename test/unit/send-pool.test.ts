@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { RenderError, SendThreadLost, SmtpError, sendPool, type SendPool } from '../../apps/mailer/send-pool.ts';
 import type { RenderTask } from '../../apps/mailer/render.ts';
-import type { EmailDoc } from '../../domain/mail/outbound.ts';
 import { emailIdOf, startSmtpSink, type SmtpSink } from '../harness/smtp-sink.ts';
+import { emailDoc } from '../harness/emails.ts';
 
 let dir: string;
 let sink: SmtpSink;
@@ -30,10 +30,9 @@ afterEach(async () => {
 });
 
 function task(n: number, to = `r${n}@example.com`, html = '<p>Hello</p>'): RenderTask {
-  const email: EmailDoc = {
+  const email = emailDoc({
     _id: `email${n}`,
     projectId: null,
-    contactId: null,
     kind: 'system',
     source: 'system',
     to,
@@ -42,7 +41,7 @@ function task(n: number, to = `r${n}@example.com`, html = '<p>Hello</p>'): Rende
     html,
     status: 'SENDING',
     createdAt: new Date(0).toISOString(),
-  };
+  });
   return { email, content: { subject: email.subject!, html }, project: null, signing: null, attachments: [] };
 }
 
