@@ -6,8 +6,8 @@ import type { SqliteStore } from '../../adapters/sqlite/store.ts';
 import { ensureEventIndexes } from '../../domain/events/collection.ts';
 import { anonymiseContactEmails } from '../../domain/mail/anonymise.ts';
 import { emails, ensureEmailIndexes, type EmailDoc, type EmailStatus } from '../../domain/mail/outbound.ts';
-import { emailDoc } from '../harness/emails.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
 
 // Deleting a contact removes what its email records say about the person and keeps what the

@@ -2,8 +2,8 @@ import { expect, it } from 'vitest';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import type { EmailDoc } from '../../domain/mail/outbound.ts';
-import { emailDoc } from '../harness/emails.ts';
 import { suppress } from '../../domain/suppressions/service.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { contactPlatform } from '../harness/store.ts';
 
 // domain/mail/gate.ts over a real embedded store: each email is judged by its own project's

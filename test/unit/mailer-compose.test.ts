@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { compose, fillText, inlineTemplate, textTemplate } from '../../apps/mailer/compose.ts';
 import { emailLinks } from '../../domain/mail/links.ts';
 import type { EmailDoc } from '../../domain/mail/outbound.ts';
-import { emailDoc } from '../harness/emails.ts';
 import { renderTemplate, templateScope } from '../../domain/templates/render.ts';
+import { emailDoc } from '../harness/emails.ts';
 
 const STYLE = '<style>p { color: #222; } .big { font-size: 20px; } #top { margin: 0; } a.cta { color: red; } td { padding: 4px; }</style>';
 const page = (body: string) => `<!doctype html><html><head><meta charset="utf-8">${STYLE}</head><body>${body}</body></html>`;

@@ -8,9 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sweepDueRetries } from '../../apps/mailer/retries.ts';
 import { applyEmailResult } from '../../domain/mail/results.ts';
 import { emails, ensureEmailIndexes, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
-import { emailDoc } from '../harness/emails.ts';
 import { RETRY_LEASE_MS } from '../../domain/mail/soft-bounces.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import { emailDoc } from '../harness/emails.ts';
 import { embeddedPlatform, openStore } from '../harness/store.ts';
 
 describe('the sweep for due tries after a soft bounce', () => {

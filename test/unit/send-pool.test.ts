@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { RenderError, SendThreadLost, SmtpError, sendPool, type SendPool } from '../../apps/mailer/send-pool.ts';
 import type { RenderTask } from '../../apps/mailer/render.ts';
-import { emailIdOf, startSmtpSink, type SmtpSink } from '../harness/smtp-sink.ts';
 import { emailDoc } from '../harness/emails.ts';
+import { emailIdOf, startSmtpSink, type SmtpSink } from '../harness/smtp-sink.ts';
 
 let dir: string;
 let sink: SmtpSink;
