@@ -35,8 +35,10 @@ export interface PubSub {
    */
   publish<T>(topic: string, data: T): Promise<void>;
   /**
-   * `publish` of each message, in order, resolving once all are durably accepted: one write for
-   * all where the adapter can (embedded), so a campaign's batch is one insert, not one per email.
+   * `publish` of each message, resolving once all are durably accepted, in no order a subscriber
+   * may count on (none gets its messages in order anyway): one write for all where the adapter can
+   * (embedded: one insert; Dapr: one bulk publish), so a campaign's batch is not one per email.
+   * A rejection may leave some of them published: the caller publishes again what is still to do.
    */
   publishMany<T>(topic: string, messages: T[]): Promise<void>;
   /** Declare every subscription before `start()`; at most one per topic in a process. */
