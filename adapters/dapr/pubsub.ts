@@ -79,9 +79,10 @@ export class DaprPubSub implements PubSub {
   /**
    * Dapr's bulk publish (`/v1.0-alpha1/publish/bulk`), up to BULK_MAX messages (and BULK_BYTES) a
    * call: one request to the sidecar, which writes the entries to Redis concurrently, instead of
-   * one round trip (and one fsync) each. Some entries can fail while others are kept (Redis killed mid-call): the call
-   * then rejects, as a failed `publish` in a loop would have left the first ones published, and
-   * callers publish again what is still to do (their handlers take a message twice as once).
+   * one round trip (and one fsync) each. Some entries can fail while others are kept (Redis
+   * killed mid-call): the call then rejects, as a failed `publish` in a loop would have left the
+   * first ones published, and callers publish again what is still to do (their handlers take a
+   * message twice as once).
    *
    * Posted here, not through the SDK's `publishBulk`: that answers a 500 from the sidecar with no
    * failed messages (it looks for `entryID` where Dapr writes `entryId`; dapr/js-sdk#703), so a
