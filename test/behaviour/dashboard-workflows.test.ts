@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProjectAccess } from '../harness/accounts.ts';
 import { errors, launchBrowser, screenshot } from '../harness/browser.ts';
@@ -158,10 +158,33 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     await expect.poll(async () => (await stepNamed('Free welcome')).position.x, POLL).toBeGreaterThan(free.position.x + 100);
 
     // By keyboard: a focused, selected step moves with the arrow keys, and its place is saved too.
+    // The focus stays on the step once a move is saved (the side panel is not made again for a
+    // new position), so a second burst of presses moves it further.
     const moved = await stepNamed('Free welcome');
+    // The page's saves of the step and its reads of the workflow, in the order they came back.
+    const answers: ('saved' | 'read')[] = [];
+    const listen = (r: PageResponse) => {
+      const path = new URL(r.url()).pathname;
+      if (r.request().method() === 'PATCH' && path.endsWith(`/steps/${free.id}`)) answers.push('saved');
+      if (r.request().method() === 'GET' && path.endsWith(`/workflows/${workflowId}`)) answers.push('read');
+    };
+    page.on('response', listen);
+    // A move is saved, the workflow read again, and the page drawn with what it read.
+    const savedAndRead = async (y: number) => {
+      await expect.poll(async () => (await stepNamed('Free welcome')).position.y, POLL).toBe(y);
+      await expect.poll(() => answers.includes('saved') && answers.lastIndexOf('read') > answers.lastIndexOf('saved'), POLL).toBe(true);
+      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+      answers.length = 0;
+    };
+    const focused = () => page.evaluate<string>('document.activeElement?.closest(".react-flow__node")?.getAttribute("data-id") ?? ""');
     await node(free.id).focus();
     for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-    await expect.poll(async () => (await stepNamed('Free welcome')).position.y, POLL).toBe(moved.position.y + 20);
+    await savedAndRead(moved.position.y + 20);
+    expect(await focused()).toBe(free.id);
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+    await savedAndRead(moved.position.y + 40);
+    expect(await focused()).toBe(free.id);
+    page.off('response', listen);
   });
 
   it('enabled on screen, the workflow runs for a tracked event: each contact gets the email of its branch', async () => {

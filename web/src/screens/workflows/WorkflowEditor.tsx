@@ -14,7 +14,7 @@ import { Graph } from './Graph.tsx';
 import { Palette } from './Palette.tsx';
 import { StepPanel, type Draft } from './StepPanel.tsx';
 import { branchesOf } from './steps.ts';
-import type { Execution, WorkflowWithSteps } from './types.ts';
+import type { Execution, Step, WorkflowWithSteps } from './types.ts';
 import { useWorkflowActions } from './useWorkflowActions.ts';
 import { WorkflowSettings } from './WorkflowSettings.tsx';
 
@@ -94,7 +94,7 @@ function Editor({ workflow }: { workflow: WorkflowWithSteps }) {
           />
           {(draft || selectedStep) && (
             <StepPanel
-              key={draft ? `draft-${draft.type}-${draft.fromStepId}` : selectedStep!.id + selectedStep!.updatedAt}
+              key={draft ? `draft-${draft.type}-${draft.fromStepId}` : panelKey(selectedStep!)}
               projectId={project.id}
               steps={workflow.steps}
               transitions={workflow.transitions}
@@ -110,6 +110,14 @@ function Editor({ workflow }: { workflow: WorkflowWithSteps }) {
     </Page>
   );
 }
+
+/**
+ * The side panel is made again (its form read afresh, the focus on its heading) when what it shows
+ * changes: another step, or this one's name or config saved. Not when only the step's position
+ * changes: a step moved on the graph (dragged, or with the arrow keys) keeps the focus there, where
+ * a refetch after each saved move would otherwise take it to the panel between key presses.
+ */
+const panelKey = (step: Step) => `${step.id}:${JSON.stringify([step.name, step.config])}`;
 
 function DeleteWorkflow({ workflow }: { workflow: WorkflowWithSteps }) {
   const project = useCurrentProject();
