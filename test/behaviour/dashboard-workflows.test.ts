@@ -44,6 +44,27 @@ const stepNamed = async (name: string) => (await workflow()).steps.find((s) => s
 const node = (id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
 const panel = () => page.getByRole('complementary');
 
+/**
+ * Does `act`, then waits until the page has written (PATCH) to a path `written` picks, read the
+ * workflow again after that write, and drawn what it read: what a refetch would change is on screen.
+ */
+async function writtenThenRead(written: (path: string) => boolean, act: () => Promise<void>): Promise<void> {
+  const answers: ('written' | 'read')[] = [];
+  const listen = (r: PageResponse) => {
+    const path = new URL(r.url()).pathname;
+    if (r.request().method() === 'PATCH' && written(path)) answers.push('written');
+    if (r.request().method() === 'GET' && path.endsWith(`/workflows/${workflowId}`)) answers.push('read');
+  };
+  page.on('response', listen);
+  try {
+    await act();
+    await expect.poll(() => answers.includes('written') && answers.lastIndexOf('read') > answers.lastIndexOf('written'), POLL).toBe(true);
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+  } finally {
+    page.off('response', listen);
+  }
+}
+
 /** Chooses a step type from the palette, fills its panel and adds it (after the step named `after`, on `branch`). */
 async function addStep(type: string, name: string, fill: () => Promise<void>, after: string, branch?: string) {
   await page.getByRole('group', { name: 'Add a step' }).getByRole('button', { name: `+ ${type}` }).click();
@@ -161,35 +182,30 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
     // The focus stays on the step once a move is saved (the side panel is not made again for a
     // new position), so a second burst of presses moves it further.
     const moved = await stepNamed('Free welcome');
-    // The page's saves of the step and its reads of the workflow, in the order they came back.
-    const answers: ('saved' | 'read')[] = [];
-    const listen = (r: PageResponse) => {
-      const path = new URL(r.url()).pathname;
-      if (r.request().method() === 'PATCH' && path.endsWith(`/steps/${free.id}`)) answers.push('saved');
-      if (r.request().method() === 'GET' && path.endsWith(`/workflows/${workflowId}`)) answers.push('read');
-    };
-    page.on('response', listen);
-    // A move is saved, the workflow read again, and the page drawn with what it read.
-    const savedAndRead = async (y: number) => {
-      await expect.poll(async () => (await stepNamed('Free welcome')).position.y, POLL).toBe(y);
-      await expect.poll(() => answers.includes('saved') && answers.lastIndexOf('read') > answers.lastIndexOf('saved'), POLL).toBe(true);
-      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
-      answers.length = 0;
-    };
     const focused = () => page.evaluate<string>('document.activeElement?.closest(".react-flow__node")?.getAttribute("data-id") ?? ""');
+    const arrowsDown = (y: number) =>
+      writtenThenRead((path) => path.endsWith(`/steps/${free.id}`), async () => {
+        for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+        await expect.poll(async () => (await stepNamed('Free welcome')).position.y, POLL).toBe(y);
+      });
     await node(free.id).focus();
-    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-    await savedAndRead(moved.position.y + 20);
+    await arrowsDown(moved.position.y + 20);
     expect(await focused()).toBe(free.id);
-    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-    await savedAndRead(moved.position.y + 40);
+    await arrowsDown(moved.position.y + 40);
     expect(await focused()).toBe(free.id);
-    page.off('response', listen);
   });
 
   it('enabled on screen, the workflow runs for a tracked event: each contact gets the email of its branch', async () => {
-    await page.getByLabel('Enabled: new executions start on the trigger event').check();
-    await expect.poll(async () => (await workflow()).enabled, POLL).toBe(true);
+    // A switch saves at once and leaves a settings field being edited as it is.
+    const name = page.getByLabel('Workflow name');
+    const saved = await name.inputValue();
+    await name.fill('Onboarding (draft)');
+    await writtenThenRead((path) => path.endsWith(`/workflows/${workflowId}`), async () => {
+      await page.getByLabel('Enabled: new executions start on the trigger event').check();
+      await expect.poll(async () => (await workflow()).enabled, POLL).toBe(true);
+    });
+    expect(await name.inputValue()).toBe('Onboarding (draft)');
+    await name.fill(saved);
     await page.getByLabel('Allow re-entry: a contact may go through it again on every event').check();
     await expect.poll(async () => (await project.api.get(`/workflows/${workflowId}`)).body.data.allowReentry, POLL).toBe(true);
 

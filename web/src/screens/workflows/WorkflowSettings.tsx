@@ -58,7 +58,7 @@ export function WorkflowSettings({ workflow, actions }: { workflow: WorkflowWith
           <label htmlFor="workflow-reentry">Allow re-entry: a contact may go through it again on every event</label>
         </div>
       </div>
-      <form onSubmit={submit} noValidate key={workflow.updatedAt} className="columns">
+      <form onSubmit={submit} noValidate key={formKey(workflow)} className="columns">
         <Field label="Workflow name" name="name" defaultValue={workflow.name} error={errors.name} maxLength={200} />
         <Field label="Trigger event" name="eventName" defaultValue={workflow.eventName} error={errors.eventName} hint="A tracked event, or a system event such as email.open." />
         <Field label="Description" name="description" defaultValue={workflow.description ?? ''} error={errors.description} />
@@ -71,3 +71,9 @@ export function WorkflowSettings({ workflow, actions }: { workflow: WorkflowWith
     </section>
   );
 }
+
+/**
+ * The form is made again (its fields read afresh) when what it shows was saved, not on every
+ * change of the workflow: a switch flipped, which saves at once, leaves a name being typed as it is.
+ */
+const formKey = (w: WorkflowWithSteps) => JSON.stringify([w.name, w.eventName, w.description]);
