@@ -27,6 +27,14 @@ const BULK_MAX = 500;
  * default): an event's data may be 1 MB (domain/limits.ts). A larger message goes alone.
  */
 const BULK_BYTES = 1024 * 1024;
+/**
+ * How long a bulk publish call waits for the sidecar's answer. A call answers in milliseconds, and
+ * within the Redis client's own timeouts when Redis is gone; a sidecar that took the request and
+ * hung would otherwise hold the caller (a campaign's batch turn, the actor with it) for undici's
+ * 300 s. Past this the call rejects, and the caller publishes again (entries it may have kept are
+ * taken twice as once).
+ */
+const BULK_TIMEOUT_MS = 30_000;
 
 /** components/pubsub.yaml's processingTimeout (and deploy/manifests/11-dapr-pubsub.yaml's). */
 export const PROCESSING_TIMEOUT_MS = 60_000;
@@ -56,9 +64,11 @@ export class DaprPubSub implements PubSub {
   readonly #handlers = new Map<string, { handler: MessageHandler<any>; options: SubscribeOptions }>();
   /** Delivery attempts per message id, for the `attempt` the port promises (best effort). */
   readonly #attempts = new Map<string, number>();
+  readonly #bulkTimeoutMs: number;
 
-  constructor(options: { client: DaprClient; server?: DaprServer; pubsubName: string; store: DocumentStore; log: Logger }) {
+  constructor(options: { client: DaprClient; server?: DaprServer; pubsubName: string; store: DocumentStore; log: Logger; bulkTimeoutMs?: number }) {
     this.#client = options.client;
+    this.#bulkTimeoutMs = options.bulkTimeoutMs ?? BULK_TIMEOUT_MS;
     this.#server = options.server;
     this.#name = options.pubsubName;
     this.#store = options.store;
@@ -93,13 +103,20 @@ export class DaprPubSub implements PubSub {
     const url = `http://${daprHost}:${daprPort}/v1.0-alpha1/publish/bulk/${encodeURIComponent(this.#name)}/${encodeURIComponent(topic)}`;
     const headers = { 'content-type': 'application/json', ...(daprApiToken ? { 'dapr-api-token': daprApiToken } : {}) };
     for (const entries of bulkCalls(messages)) {
-      const response = await fetch(url, { method: 'POST', headers, body: `[${entries.join(',')}]` });
-      if (response.ok) {
-        await response.arrayBuffer(); // 204: every entry is in the topic
-        continue;
+      // The signal bounds the answer's body too.
+      const signal = AbortSignal.timeout(this.#bulkTimeoutMs);
+      try {
+        const response = await fetch(url, { method: 'POST', headers, body: `[${entries.join(',')}]`, signal });
+        if (response.ok) {
+          await response.arrayBuffer(); // 204: every entry is in the topic
+          continue;
+        }
+        const text = await response.text();
+        throw new Error(`bulk publish to ${topic} failed (${response.status}) for ${failedCount(text) ?? 'all'} of ${entries.length} messages: ${firstError(text)}`);
+      } catch (err) {
+        if (!signal.aborted) throw err;
+        throw new Error(`bulk publish to ${topic} got no answer from the sidecar within ${this.#bulkTimeoutMs} ms for ${entries.length} messages (some may be published)`);
       }
-      const text = await response.text();
-      throw new Error(`bulk publish to ${topic} failed (${response.status}) for ${failedCount(text) ?? 'all'} of ${entries.length} messages: ${firstError(text)}`);
     }
   }
 

@@ -18,10 +18,13 @@ interface Entry {
 }
 
 let server: Server | undefined;
-afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+afterEach(() => new Promise<void>((resolve) => (server ? (server.closeAllConnections(), server.close(() => resolve())) : resolve())));
 
-/** A sidecar that records each call (its path and entries), and fails the entries `fail` picks. */
-async function sidecar(fail: (entry: Entry) => boolean = () => false) {
+/**
+ * A sidecar that records each call (its path and entries), and fails the entries `fail` picks;
+ * with `hang`, it takes each call and never answers.
+ */
+async function sidecar(fail: (entry: Entry) => boolean = () => false, { hang = false, bulkTimeoutMs = undefined as number | undefined } = {}) {
   const calls: { url: string; entries: Entry[] }[] = [];
   server = createServer((req, res) => {
     let body = '';
@@ -29,6 +32,7 @@ async function sidecar(fail: (entry: Entry) => boolean = () => false) {
     req.on('end', () => {
       const entries = JSON.parse(body) as Entry[];
       calls.push({ url: req.url!, entries });
+      if (hang) return;
       const failed = entries.filter(fail);
       if (failed.length === 0) return void res.writeHead(204).end();
       const error = 'redis streams: error from publish: dial tcp 127.0.0.1:31492: connect: connection refused';
@@ -37,7 +41,7 @@ async function sidecar(fail: (entry: Entry) => boolean = () => false) {
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const options = { daprHost: '127.0.0.1', daprPort: String((server.address() as AddressInfo).port) };
-  const pubsub = new DaprPubSub({ client: { options } as unknown as DaprClient, pubsubName: 'pubsub', store: {} as DocumentStore, log: pino({ level: 'silent' }) });
+  const pubsub = new DaprPubSub({ client: { options } as unknown as DaprClient, pubsubName: 'pubsub', store: {} as DocumentStore, log: pino({ level: 'silent' }), bulkTimeoutMs });
   return { pubsub, calls };
 }
 
@@ -63,6 +67,16 @@ describe('publishMany on Dapr', () => {
       'bulk publish to t failed (500) for 71 of 500 messages: redis streams: error from publish: dial tcp 127.0.0.1:31492: connect: connection refused',
     );
     expect(calls).toHaveLength(1);
+  });
+
+  it('rejects a call the sidecar takes and never answers, once its wait is over, and posts no later call', async () => {
+    const { pubsub, calls } = await sidecar(undefined, { hang: true, bulkTimeoutMs: 300 });
+    const started = performance.now();
+    await expect(pubsub.publishMany('t', Array.from({ length: 501 }, (_, n) => ({ n })))).rejects.toThrow(
+      'bulk publish to t got no answer from the sidecar within 300 ms for 500 messages (some may be published)',
+    );
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(calls.map((c) => c.entries.length)).toEqual([500]);
   });
 
   it('keeps a call under 1 MiB of entries, and sends a larger message alone', async () => {
