@@ -24,7 +24,7 @@ afterEach(() => new Promise<void>((resolve) => (server ? (server.closeAllConnect
  * A sidecar that records each call (its path and entries), and fails the entries `fail` picks;
  * with `hang`, it takes each call and never answers.
  */
-async function sidecar(fail: (entry: Entry) => boolean = () => false, { hang = false, bulkTimeoutMs = undefined as number | undefined } = {}) {
+async function sidecar(fail: (entry: Entry) => boolean = () => false, { hang = false, bulkTimeoutMs }: { hang?: boolean; bulkTimeoutMs?: number } = {}) {
   const calls: { url: string; entries: Entry[] }[] = [];
   server = createServer((req, res) => {
     let body = '';
