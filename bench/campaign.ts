@@ -28,7 +28,10 @@
  *    `data.group equals "main"`) is created and sent with `POST /campaigns/:id/send` and no body.
  *    Measured: from the send's answer to the Nth email counted by the sink (every one rendered
  *    with the contact's data, CSS-inlined, tracked, with List-Unsubscribe, DKIM-signed), the time
- *    to SENT, the platform's CPU and peak RSS (VmHWM) over its life.
+ *    to SENT, the platform's CPU and peak RSS (VmHWM) over its life, and (embedded) the cores each
+ *    kind of its threads used over the same window (`/proc/<pid>/task`: the event loop, the
+ *    sending thread, libuv's pool where the signatures run, V8's helpers), which says which of them
+ *    sets the pace.
  * 3. Checks: the sink got each recipient exactly once, all signed; the campaign is SENT with
  *    `recipientCount` N and `delivered` N; the first email verifies (DKIM against the published
  *    key, CSS inlined, pixel, links rewritten, data rendered, List-Unsubscribe).
@@ -73,7 +76,7 @@ import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild } from './common.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild, threadCores, threadCpuSeconds } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -263,6 +266,8 @@ interface PlatformOutcome {
   warmup: { emails: number; rate: number };
   logTail: string;
   logLines: number;
+  /** Embedded: the cores each kind of the platform's threads used over the measured window (threadCores). */
+  threads?: string;
 }
 
 async function runPlatform(
@@ -343,13 +348,18 @@ async function runPlatform(
     const id = await campaign('main');
     const startMiB = platform.memory().rssMiB;
     console.error(`[${tag}] measured campaign: ${options.recipients} recipients (load average ${loadBefore})`);
+    // Embedded, the platform is one process: which of its threads set the pace shows in theirs.
+    const threadsOf = () => (distributed ? undefined : threadCpuSeconds(platform.proc.pid));
+    const threadsBefore = threadsOf();
     const before = cpuSnapshot(senderCpu, sink.proc.pid);
     const sent = await api.post(`/campaigns/${id}/send`, undefined, as); // no body: "send now"
     const answeredUs = monotonicUs();
     if (sent.status !== 200) throw new Error(`sending the campaign failed (${sent.status}): ${JSON.stringify(sent.body)}`);
     let reached: ReturnType<typeof cpuSnapshot> | undefined;
+    let threadsReached: ReturnType<typeof threadsOf>;
     await sink.waitFor(keys.main, options.recipients, 120_000, () => {
       reached = cpuSnapshot(senderCpu, sink.proc.pid);
+      threadsReached = threadsOf();
     });
     const done = await waitSent(id, 120_000);
     const sentUs = monotonicUs();
@@ -411,6 +421,7 @@ async function runPlatform(
       warmup: { emails: warmup, rate: warmRate },
       logTail: platform.proc.logTail(),
       logLines: platform.proc.logLines(),
+      ...(threadsBefore && threadsReached ? { threads: threadCores(threadsBefore, threadsReached, cpu.wall) } : {}),
     };
   } catch (err) {
     console.error(`[${tag}] failed; last output:\n${platform.proc.logTail()}`);
@@ -511,6 +522,7 @@ async function main(): Promise<number> {
     ...checks.map((c) => c.text),
     ...platforms.map((p) => `platform (${p.label}) sample (the first email as received): ${p.sampleChecks.join('; ')}`),
     ...platforms.map((p) => `platform (${p.label}) emails/s by tenth of the audience: ${p.tenths.map((rate) => fmt(rate, 0)).join(', ')}`),
+    ...platforms.flatMap((p) => (p.threads ? [`platform (${p.label}) cores by thread over the measured window (the send to the Nth email): ${p.threads}`] : [])),
     ...platforms.map((p) => `platform (${p.label}) warm-up campaign, the first after its start (not measured above): ${p.warmup.emails} emails at ${fmt(p.warmup.rate, 0)}/s`),
     `load average before: ${yardsticks.map((y) => `yardstick ${y.loadBefore}; `).join('')}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),

@@ -245,6 +245,48 @@ export function processCpuSeconds(pid: number | 'self'): number {
   }
 }
 
+/** CPU seconds (user + system) of each thread of a process, by thread id, with its name (`comm`). */
+export function threadCpuSeconds(pid: number): Map<string, { name: string; seconds: number }> {
+  const threads = new Map<string, { name: string; seconds: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads; // gone
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      threads.set(tid, { name, seconds: (Number(fields[11]) + Number(fields[12])) / CLK_TCK });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return threads;
+}
+
+/**
+ * The cores each kind of thread used between two readings of threadCpuSeconds, by thread name,
+ * busiest first: `MainThread ×1 0.86, libuv-worker ×4 0.75, …` (Node names its threads: the event
+ * loop, worker threads, libuv's pool, V8's helpers). A thread that ended in between is not counted.
+ */
+export function threadCores(before: ReturnType<typeof threadCpuSeconds>, after: ReturnType<typeof threadCpuSeconds>, seconds: number): string {
+  const byName = new Map<string, { threads: number; seconds: number }>();
+  for (const [tid, { name, seconds: cpu }] of after) {
+    const kind = byName.get(name) ?? { threads: 0, seconds: 0 };
+    kind.threads++;
+    kind.seconds += cpu - (before.get(tid)?.seconds ?? 0);
+    byName.set(name, kind);
+  }
+  return [...byName]
+    .filter(([, kind]) => kind.seconds > 0)
+    .sort((a, b) => b[1].seconds - a[1].seconds)
+    .map(([name, kind]) => `${name} ×${kind.threads} ${(kind.seconds / seconds).toFixed(2)}`)
+    .join(', ');
+}
+
 /** A process and every process under it (a PostgreSQL server and its backends, a whole stack). */
 export function processTree(root: number): number[] {
   const parents = new Map<number, number>();
