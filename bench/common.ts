@@ -233,12 +233,13 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 // ---- readings of the machine ----------------------------------------------------------------------
 
+/** The fields of a `/proc/…/stat` line after the command name, which is in parentheses and may contain spaces. */
+const statFields = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+
 /** CPU seconds (user + system) a process has used; NaN once it is gone. */
 export function processCpuSeconds(pid: number | 'self'): number {
   try {
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
   } catch {
     return NaN;
@@ -258,7 +259,7 @@ export function threadCpuSeconds(pid: number): Map<string, { name: string; secon
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const fields = statFields(stat);
       threads.set(tid, { name, seconds: (Number(fields[11]) + Number(fields[12])) / CLK_TCK });
     } catch {
       // ended meanwhile
@@ -294,7 +295,7 @@ export function processTree(root: number): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      parents.set(Number(name), Number(statFields(stat)[1]));
     } catch {
       // gone meanwhile
     }
@@ -309,8 +310,7 @@ export function treeCpuSeconds(root: number): number {
   let total = 0;
   for (const pid of processTree(root)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
       total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLK_TCK; // utime stime cutime cstime
     } catch {
       // gone meanwhile (its parent's cutime has it once reaped)
