@@ -235,12 +235,13 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** The fields of a `/proc/…/stat` line after the command name, which is in parentheses and may contain spaces. */
 const statFields = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+/** The CPU seconds (utime + stime) in a stat line's fields: of a process, or of one of its threads. */
+const statCpuSeconds = (fields: string[]): number => (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 
 /** CPU seconds (user + system) a process has used; NaN once it is gone. */
 export function processCpuSeconds(pid: number | 'self'): number {
   try {
-    const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
+    return statCpuSeconds(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8')));
   } catch {
     return NaN;
   }
@@ -259,8 +260,7 @@ export function threadCpuSeconds(pid: number): Map<string, { name: string; secon
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = statFields(stat);
-      threads.set(tid, { name, seconds: (Number(fields[11]) + Number(fields[12])) / CLK_TCK });
+      threads.set(tid, { name, seconds: statCpuSeconds(statFields(stat)) });
     } catch {
       // ended meanwhile
     }
@@ -311,7 +311,7 @@ export function treeCpuSeconds(root: number): number {
   for (const pid of processTree(root)) {
     try {
       const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLK_TCK; // utime stime cutime cstime
+      total += statCpuSeconds(fields) + (Number(fields[13]) + Number(fields[14])) / CLK_TCK; // and cutime, cstime
     } catch {
       // gone meanwhile (its parent's cutime has it once reaped)
     }
