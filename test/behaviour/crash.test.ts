@@ -157,7 +157,7 @@ describe('kill -9 in the middle of work', () => {
     expect(res.status).toBe(200);
     const emailId = res.body.data.emails[0].email as string;
     // The server has the whole message and has not answered: the kill comes now.
-    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    await instance.smtp.waitForMailTo(to, DRAIN);
     expect((await project.api.get(`/emails/${emailId}`)).body.data.status).toBe('SENDING');
     await instance.stop();
     instance.smtp.holdAnswers.delete(to);

@@ -399,7 +399,7 @@ describe('the main flows by keyboard alone', { timeout: byMode({ embedded: 60_00
     await page.keyboard.press('Enter');
     // Announced: the result lands in a live region.
     await page.getByRole('status').filter({ hasText: 'Test sent to keyboard@example.com.' }).waitFor();
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('keyboard@example.com'), WAIT);
+    const mail = await instance.smtp.waitForMailTo('keyboard@example.com', WAIT);
     expect(mail.parsed.subject).toBe('[TEST] Typed, not clicked');
   });
 

@@ -286,7 +286,7 @@ describe('the Segments and Campaigns screens', { timeout: byMode({ embedded: 90_
     await page.getByLabel('Test address').fill('tester@example.com');
     await page.getByRole('button', { name: 'Send test' }).click();
     await page.getByText('Test sent to tester@example.com.').waitFor();
-    const testMail = await instance.smtp.waitFor((m) => m.rcptTo.includes('tester@example.com'), WAIT);
+    const testMail = await instance.smtp.waitForMailTo('tester@example.com', WAIT);
     expect(testMail.parsed.subject).toBe('[TEST] Spring is here');
 
     await page.getByRole('button', { name: 'Send now' }).click();

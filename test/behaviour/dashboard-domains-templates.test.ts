@@ -130,7 +130,7 @@ describe('the Domains and Templates screens', { timeout: byMode({ embedded: 60_0
     await expect.poll(() => page.getByLabel('Send the test to').inputValue(), POLL).toBe('ann@example.com');
     await page.getByRole('button', { name: 'Send test' }).click();
     await page.getByText('Sent to ann@example.com.').waitFor();
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('ann@example.com'), byMode({ embedded: 20_000, distributed: 90_000 }));
+    const mail = await instance.smtp.waitForMailTo('ann@example.com', byMode({ embedded: 20_000, distributed: 90_000 }));
     expect(mail.parsed.subject).toBe('[TEST] Hi Ann');
     expect(mail.parsed.html).toContain('Hello Ann');
     expect(mail.parsed.html).toContain('from Acme &amp; Co');

@@ -213,9 +213,9 @@ describe('the Workflows screen', { timeout: byMode({ embedded: 90_000, distribut
       const tracked = await project.api.post('/v1/track', { email, event: 'signed-up', data: { plan, firstName: email.slice(0, 3) } });
       expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
     }
-    const ann = await instance.smtp.waitFor((m) => m.rcptTo.includes('ann@example.com'), byMode({ embedded: 20_000, distributed: 90_000 }));
+    const ann = await instance.smtp.waitForMailTo('ann@example.com', byMode({ embedded: 20_000, distributed: 90_000 }));
     expect(ann.parsed.subject).toBe('Welcome to Pro, ann');
-    const bob = await instance.smtp.waitFor((m) => m.rcptTo.includes('bob@example.com'), byMode({ embedded: 20_000, distributed: 90_000 }));
+    const bob = await instance.smtp.waitForMailTo('bob@example.com', byMode({ embedded: 20_000, distributed: 90_000 }));
     expect(bob.parsed.subject).toBe('Welcome, bob');
     const done = await eventually(async () => {
       const res = await project.api.get(`/workflows/${workflowId}/executions?status=COMPLETED`);

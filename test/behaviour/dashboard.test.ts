@@ -173,7 +173,7 @@ describe('the dashboard, signup to sign-out', { timeout: byMode({ embedded: 60_0
       { auth: rotatedSecretKey },
     );
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
-    await instance.smtp.waitFor((m) => m.rcptTo.includes('ann@example.com'));
+    await instance.smtp.waitForMailTo('ann@example.com');
     const stats = await eventually(async () => {
       const res = await instance.api.get('/events/stats', { auth: rotatedSecretKey });
       const names = res.body.data.events.map((e: { name: string }) => e.name);

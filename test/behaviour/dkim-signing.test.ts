@@ -26,7 +26,7 @@ describe('DKIM signing by the platform or the relay', () => {
     const to = `reader-${++n}@customer.example`;
     const res = await project.api.post('/v1/send', { to, from: `hello@${domain.domain}`, subject: 'Hello', body: '<p>Hello</p>' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+    return instance.smtp.waitForMailTo(to, 20_000);
   }
   async function dkimResult(mail: ReceivedMessage, domain: Domain) {
     const resolver = new Resolver();

@@ -35,7 +35,7 @@ describe('GET /emails/:id', () => {
   it('a delivered email: DELIVERED, the relay\'s 250, and its events (email.sent, email.delivery, email.open) oldest first', async () => {
     const to = address('delivered');
     const sent = await send(to);
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    const mail = await instance.smtp.waitForMailTo(to, DRAIN);
     const pixel = /src="([^"]*\/t\/open\/[^"]+)"/.exec(mail.parsed.html ?? '')?.[1];
     expect(pixel).toBeDefined();
     // Events are listed in the order they were recorded: the open after the delivery's.
@@ -55,7 +55,7 @@ describe('GET /emails/:id', () => {
   it('a bounced email: BOUNCED, with the hard bounce\'s status and diagnostic and its email.bounce event; only its own events', async () => {
     const to = address('gone');
     await send(to); // an earlier email to the same contact, whose events must not show below
-    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    await instance.smtp.waitForMailTo(to, DRAIN);
     instance.smtp.rejectRecipients.add(to);
     const sent = await send(to);
     const email = await eventually(async () => {

@@ -50,7 +50,7 @@ describe('the footer of marketing email', () => {
     expect((await owner.api.post('/contacts', { email: to, subscribed: true, data })).status).toBe(201);
     const sent = await owner.api.post('/v1/send', { to, template: templateId });
     expect(sent.body.data?.emails?.[0]?.status, JSON.stringify(sent.body)).toBe('QUEUED');
-    return instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    return instance.smtp.waitForMailTo(to, DRAIN);
   }
 
   it("ends marketing email with the links and the postal address, in HTML and text, in the contact's locale, else the project's language", async () => {
@@ -113,7 +113,7 @@ describe('the footer of marketing email', () => {
     const campaign = await own.api.post('/campaigns', { name: 'Sale', subject, body: '<p>Everything must go.</p>', from: `news@${ownDomain.domain}`, audienceType: 'ALL' });
     expect(campaign.status, JSON.stringify(campaign.body)).toBe(200);
     expect((await own.api.post(`/campaigns/${campaign.body.data.id}/send`, {})).status).toBe(200);
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    const mail = await instance.smtp.waitForMailTo(to, DRAIN);
     expect(mail.parsed.html).toContain(GERMAN);
     expect(header(mail, 'list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
     const url = unsubscribeUrl(mail);
@@ -132,7 +132,7 @@ describe('the footer of marketing email', () => {
     const to = address('flow');
     expect((await project.api.post('/contacts', { email: to, subscribed: true, data: { locale: 'de' } })).status).toBe(201);
     await track(project, to, event);
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    const mail = await instance.smtp.waitForMailTo(to, DRAIN);
     expect(mail.parsed.html).toContain(GERMAN);
     expect(mail.parsed.text).toContain(`Abmelden: ${unsubscribeUrl(mail)}`);
   });

@@ -44,7 +44,7 @@ describe('logs', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe(requestId);
     const emailId = res.body.data.emails[0].email as string;
-    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+    await instance.smtp.waitForMailTo(to, 20_000);
 
     const lines = await eventually(
       async () => {

@@ -67,7 +67,7 @@ describe('GET /metrics', () => {
     const to = `measured-${Date.now()}@customer.example`;
     const res = await project.api.post('/v1/send', { to, from: `hello@${domain.domain}`, subject: 'Counted', body: '<p>Hi</p>' });
     expect(res.status).toBe(200);
-    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+    await instance.smtp.waitForMailTo(to, 20_000);
 
     await eventually(
       async () => {

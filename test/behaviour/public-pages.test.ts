@@ -85,7 +85,7 @@ async function sendEmail(to: string): Promise<{ contactId: string; emailId: stri
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const sent = res.body.data.emails[0];
-  const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+  const mail = await instance.smtp.waitForMailTo(to, 20_000);
   await waitForDelivered(project.api, sent.email, 20_000); // opens and clicks update the email
   return { contactId: sent.contact.id, emailId: sent.email, mail };
 }
@@ -288,7 +288,7 @@ describe('subscription pages', () => {
     const sent = await project.api.post('/v1/send', { to, template: template.body.data.id, subscribed: true });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     const contactId = sent.body.data.emails[0].contact.id as string;
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+    const mail = await instance.smtp.waitForMailTo(to, 20_000);
     await waitForDelivered(project.api, sent.body.data.emails[0].email, 20_000); // unsubscribing updates the contact
 
     const header = (name: string) => mail.parsed.headers.find((h) => h.key === name)?.value;

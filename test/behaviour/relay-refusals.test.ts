@@ -72,7 +72,7 @@ describe('answers about the message, not the address', () => {
     const to = address('sender');
     await send(s, to);
     // MAIL FROM is the email's Return-Path, on the domain every email of this sender uses.
-    const senderDomain = (await s.instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN)).mailFrom.split('@')[1];
+    const senderDomain = (await s.instance.smtp.waitForMailTo(to, DRAIN)).mailFrom.split('@')[1];
     s.instance.smtp.refuseSenders.set(senderDomain, '550 5.7.1 Sender address not allowed');
     const sent = await send(s, to);
     const email = await emailWhen(s, sent.email, settled, 'the refusal');

@@ -52,7 +52,7 @@ describe('relay provider webhooks', () => {
   };
   // A relay reports on mail it has: a bounce for an email not handed over yet is ignored
   // (bounceVerdict), and on a loaded machine a report posted at once can overtake the mailer.
-  const handedOver = (email: { to: string }) => instance.smtp.waitFor((m) => m.rcptTo.includes(email.to), DRAIN);
+  const handedOver = (email: { to: string }) => instance.smtp.waitForMailTo(email.to, DRAIN);
   const eventsOf = async (contactId: string) => (await project.api.get(`/events/contact/${contactId}`)).body.data as { name: string; data: Record<string, unknown> }[];
   const named = async (contactId: string, name: string) => (await eventsOf(contactId)).filter((e) => e.name === name);
   const suppression = async (to: string) => project.api.get(`/suppressions/${encodeURIComponent(to)}`);

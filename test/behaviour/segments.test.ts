@@ -320,8 +320,8 @@ describe('email activity (real sends, opens, clicks and bounces)', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       sent[to] = res.body.data.emails[0].email;
     }
-    const opened = await instance.smtp.waitFor((m) => m.rcptTo.includes(mailEmails.opener), 20_000);
-    const clicked = await instance.smtp.waitFor((m) => m.rcptTo.includes(mailEmails.clicker), 20_000);
+    const opened = await instance.smtp.waitForMailTo(mailEmails.opener, 20_000);
+    const clicked = await instance.smtp.waitForMailTo(mailEmails.clicker, 20_000);
     // The open's count, added to the contact, raced the mailer's counts and was lost once in CI.
     for (const to of [mailEmails.opener, mailEmails.clicker]) await waitForDelivered(project.api, sent[to], 20_000);
     expect((await fetch(linkIn(opened, 'open'))).status).toBe(200);

@@ -23,7 +23,7 @@ describe('POST /v1/send', () => {
 
   let n = 0;
   const address = (tag: string) => `${tag}-${++n}@customer.example`;
-  const received = (to: string) => instance.smtp.waitFor((m) => m.rcptTo.includes(to), 20_000);
+  const received = (to: string) => instance.smtp.waitForMailTo(to, 20_000);
   const header = (m: ReceivedMessage, name: string) => m.parsed.headers.find((h) => h.key === name.toLowerCase())?.value;
   const eventNames = async (contactId: string) =>
     ((await project.api.get(`/events/contact/${contactId}`)).body.data as { name: string }[]).map((e) => e.name);

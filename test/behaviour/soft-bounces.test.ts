@@ -67,7 +67,7 @@ describe('soft bounces', () => {
     await eventually(async () => ((instance.smtp.deferrals.get(to) ?? 0) >= 2 ? true : undefined), DRAIN, 'a second 4xx');
     instance.smtp.deferRecipients.delete(to);
 
-    await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    await instance.smtp.waitForMailTo(to, DRAIN);
     const email = await emailOnceFinal(emailId);
     expect(email.status).toBe('DELIVERED');
     expect(email.bounce).toBeUndefined();
@@ -98,7 +98,7 @@ describe('soft bounces', () => {
     const others = Array.from({ length: 10 }, (_, i) => address(`other-${i}`));
     const started = Date.now();
     await Promise.all(others.map(send));
-    for (const to of others) await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    for (const to of others) await instance.smtp.waitForMailTo(to, DRAIN);
     const took = Date.now() - started;
     await sleep(1_000); // the deferred ones keep being retried meanwhile
     watching = false;
@@ -160,7 +160,7 @@ describe('soft bounces across a restart', () => {
     const others = Array.from({ length: 10 }, () => `${unique('other')}@customer.example`);
     const started = Date.now();
     await Promise.all(others.map(send));
-    for (const to of others) await instance.smtp.waitFor((m) => m.rcptTo.includes(to), DRAIN);
+    for (const to of others) await instance.smtp.waitForMailTo(to, DRAIN);
     const took = Date.now() - started;
     expect(took, 'ms for the others to arrive').toBeLessThan(byMode({ embedded: 3_000, distributed: 15_000 }));
     // They arrived while the deferred ones still waited (their window is not over).

@@ -504,7 +504,7 @@ describe('POST /templates/:id/test', () => {
     const res = await a.api.post(`/templates/${t.id}/test`, { email: 'Tess@Example.com' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data).toMatchObject({ to: 'tess@example.com' });
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('tess@example.com'));
+    const mail = await instance.smtp.waitForMailTo('tess@example.com');
     expect(mail.parsed.subject).toBe('[TEST] Hello Tess');
     expect(mail.parsed.html).toContain('Hi Tess');
     expect(mail.parsed.headers.find((h) => h.key === 'x-mailroom-test')?.value).toBe('true');
@@ -514,7 +514,7 @@ describe('POST /templates/:id/test', () => {
     const t = await create(a.api, valid({ subject: 'Hello {{ firstName ?? there }}' }));
     const res = await a.api.post(`/templates/${t.id}/test`, { email: 'outsider@example.com' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const mail = await instance.smtp.waitFor((m) => m.rcptTo.includes('outsider@example.com'));
+    const mail = await instance.smtp.waitForMailTo('outsider@example.com');
     expect(mail.parsed.subject).toBe('[TEST] Hello there');
     expect((await a.api.get('/contacts?search=outsider@example.com')).body.data.contacts).toEqual([]);
   });

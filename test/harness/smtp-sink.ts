@@ -19,6 +19,8 @@ export interface SmtpSink {
   messages: ReceivedMessage[];
   /** Resolves with the first message (present or future) that satisfies `match`. */
   waitFor(match: (m: ReceivedMessage) => boolean, timeoutMs?: number): Promise<ReceivedMessage>;
+  /** Resolves with the first message (present or future) to `address`; a timeout names it. */
+  waitForMailTo(address: string, timeoutMs?: number): Promise<ReceivedMessage>;
   /** Next answers to RCPT TO are 5xx (hard bounce) for these addresses. */
   rejectRecipients: Set<string>;
   /** Next answers to RCPT TO are 4xx ("mailbox full": a soft bounce) for these addresses. */
@@ -56,6 +58,23 @@ export interface SmtpSink {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const waiters: { match: (m: ReceivedMessage) => boolean; resolve: (m: ReceivedMessage) => void }[] = [];
+  /** The first message (present or future) `match` takes; rejects after `timeoutMs` with `missing` and what did arrive. */
+  const waitFor = (match: (m: ReceivedMessage) => boolean, timeoutMs: number, missing: string): Promise<ReceivedMessage> => {
+    const found = messages.find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const waiter = { match, resolve };
+      waiters.push(waiter);
+      setTimeout(() => {
+        const i = waiters.indexOf(waiter);
+        if (i < 0) return;
+        waiters.splice(i, 1);
+        const recipients = [...new Set(messages.flatMap((m) => m.rcptTo))];
+        const shown = recipients.slice(-5).join(', ') + (recipients.length > 5 ? ` and ${recipients.length - 5} more` : '');
+        reject(new Error(`${missing} within ${timeoutMs} ms (${messages.length} received${shown ? `, to ${shown}` : ''})`));
+      }, timeoutMs).unref();
+    });
+  };
   const rejectRecipients = new Set<string>();
   const deferRecipients = new Set<string>();
   const deferrals = new Map<string, number>();
@@ -165,19 +184,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     refuseLogins: false,
     peakConnections: 0,
     waitFor(match, timeoutMs = 10_000) {
-      const found = messages.find(match);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const waiter = { match, resolve };
-        waiters.push(waiter);
-        setTimeout(() => {
-          const i = waiters.indexOf(waiter);
-          if (i >= 0) {
-            waiters.splice(i, 1);
-            reject(new Error(`no matching email within ${timeoutMs} ms (${messages.length} received)`));
-          }
-        }, timeoutMs).unref();
-      });
+      return waitFor(match, timeoutMs, 'no matching email');
+    },
+    waitForMailTo(address, timeoutMs = 10_000) {
+      const to = address.toLowerCase();
+      return waitFor((m) => m.rcptTo.includes(to), timeoutMs, `no email to ${to}`);
     },
     dropConnections() {
       for (const socket of sockets) if (!inData.has(socket)) socket.destroy();
