@@ -86,12 +86,16 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
   if (projectId !== undefined) await takeSendSlot(p, projectId);
   // The claim: an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is never sent
   // again, and one that soft-bounced waits for its next try, whose message (retries.ts) names it.
-  // A message for none of these is done: the email is final, or its next try will have its own.
+  // A message for none of these is done: the email is final (its outcome published again, in case
+  // the mailer that finished it died before publishing), or its next try will have its own.
   const email = await emails(p).findOneAndUpdate(
     { _id: emailId, status: { $in: IN_FLIGHT }, $or: [{ retryAt: { $exists: false } }, ...(retryAt ? [{ retryAt }] : [])] },
     { $set: { status: 'SENDING' }, $unset: { retryAt: '' }, $inc: { attempts: 1 } },
   );
-  if (!email) return;
+  if (!email) {
+    await publishOutcomeAgain(p, emailId);
+    return;
+  }
   if (commits.has(emailId)) {
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
@@ -237,6 +241,27 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
 }
 
 type ResultDetail = { detail?: string; bounce?: BounceDetail; sentAt?: string };
+
+/**
+ * A message for an email that is final already: the mailer that finished it may have died before
+ * it published the outcome (a bounce, a refusal, a delivery found in the commit log: each is
+ * finished first), and its message then comes again. So the outcome is published again; the
+ * contact records each event once (by its id), and its consequences (suppression) are idempotent.
+ */
+async function publishOutcomeAgain(p: Platform, emailId: string): Promise<void> {
+  const email = await emails(p).findOne({ _id: emailId }, { projection: { status: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1 } });
+  const outcome = email && outcomeOf(email);
+  if (outcome) await publishResult(p, email, outcome.event, outcome.detail);
+}
+
+/** What a final email's outcome was for its contact: none for one never handed to SMTP (refused by the gate, cancelled). */
+function outcomeOf(email: Pick<EmailDoc, 'status' | 'bounce' | 'response' | 'deliveredAt'>): { event: EmailResult['event']; detail: ResultDetail } | undefined {
+  const sentAt = nowIso();
+  if (email.status === 'DELIVERED') return { event: 'email.delivery', detail: { sentAt: email.deliveredAt ?? sentAt } };
+  if (email.status === 'BOUNCED' && email.bounce) return { event: 'email.bounce', detail: { detail: email.bounce.diagnostic ?? email.response, bounce: email.bounce, sentAt } };
+  if (email.status === 'FAILED' && email.response) return { event: 'email.sent', detail: {} };
+  return undefined;
+}
 
 async function publishResult(p: Platform, email: EmailDoc, event: EmailResult['event'], extra: ResultDetail = {}): Promise<void> {
   const result = resultOf(email, event, extra);

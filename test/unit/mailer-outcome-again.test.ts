@@ -1,0 +1,72 @@
+// A mailer finishes an email (BOUNCED, FAILED, or DELIVERED from its commit log) before it publishes
+// the outcome; one killed in between leaves the email final, its outcome unpublished and its
+// outbound message unacknowledged. The message then comes again: here it is published again, on
+// the whole embedded platform (boot), so the contact records it and a bounce suppresses the address.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, expect, it } from 'vitest';
+import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
+import { contacts } from '../../domain/contacts/collection.ts';
+import { resolveContact } from '../../domain/contacts/service.ts';
+import { events } from '../../domain/events/collection.ts';
+import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { suppressionId, suppressions } from '../../domain/suppressions/collection.ts';
+import { boot, type Running } from '../../runtime/boot.ts';
+import { loadConfig } from '../../runtime/config.ts';
+import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { eventually } from '../harness/client.ts';
+import { emailDoc } from '../harness/emails.ts';
+
+let running: Running | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await running?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  running = dir = undefined;
+});
+
+it('a message for an email finished before its outcome was published publishes the outcome; one for an email never sent publishes none', async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mailroom-outcome-'));
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0' });
+  const log = pino({ level: 'silent' });
+  running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
+  const p = running.platform;
+
+  const final = async (name: string, fields: Partial<EmailDoc>) => {
+    const to = `${name}@customer.example`;
+    const { id: contactId } = await resolveContact(p, 'p1', to, true);
+    const email = emailDoc({ _id: `e-${name}`, to, contactId, kind: 'marketing', attempts: 1, ...fields });
+    await emails(p).insertOne(email);
+    return email;
+  };
+  const response = '550 5.1.1 <bounced@customer.example>: no such user';
+  const bounced = await final('bounced', { status: 'BOUNCED', reason: response, response, bounce: { type: 'hard', status: '5.1.1', diagnostic: response } });
+  const delivered = await final('delivered', { status: 'DELIVERED', response: '250 2.0.0 queued', deliveredAt: '2026-01-01T00:00:05.000Z' });
+  const refused = await final('refused', { status: 'FAILED', response: '554 5.7.1 message refused', reason: 'The relay refused the message: 554 5.7.1 message refused' });
+  const skipped = await final('skipped', { status: 'SKIPPED', reason: 'The campaign was cancelled' });
+
+  // The messages the killed mailers never acknowledged, delivered again.
+  await p.pubsub.publishMany<OutboundMessage>(OUTBOUND_TOPIC, [bounced, delivered, refused, skipped].map((e) => ({ emailId: e._id, projectId: 'p1' })));
+
+  // The contact's events of this email (its others, such as its creation, are not the mailer's).
+  const eventIds = async (email: EmailDoc) =>
+    (await events(p.store).find({ contactId: email.contactId })).map((e) => e._id).filter((id) => id.startsWith(`${email._id}:`)).sort();
+  await eventually(async () => ((await eventIds(bounced)).includes(`${bounced._id}:email.bounce`) ? true : undefined), 10_000, 'the bounce recorded');
+  expect(await eventIds(bounced)).toEqual([`${bounced._id}:email.bounce`, `${bounced._id}:email.sent`]);
+  // Its consequences: the address suppressed, the contact unsubscribed.
+  await eventually(async () => (await contacts(p.store).findOne({ _id: bounced.contactId! }))?.subscribed === false || undefined, 10_000, 'the contact unsubscribed');
+  expect((await suppressions(p.store).findOne({ _id: suppressionId('p1', bounced.to) }))?.reason).toBe('hard_bounce');
+  await eventually(async () => ((await eventIds(delivered)).includes(`${delivered._id}:email.delivery`) ? true : undefined), 10_000, 'the delivery recorded');
+  expect(await eventIds(delivered)).toEqual([`${delivered._id}:email.delivery`, `${delivered._id}:email.sent`]);
+  await eventually(async () => ((await eventIds(refused)).length > 0 ? true : undefined), 10_000, 'the refused email recorded as sent');
+  expect(await eventIds(refused)).toEqual([`${refused._id}:email.sent`]);
+
+  // Idle: no message waiting or being handled; the email the gate or a cancel stopped has no outcome.
+  const pubsub = p.pubsub as EmbeddedPubSub;
+  await eventually(async () => (pubsub.pending === 0 && pubsub.inFlight === 0 ? true : undefined), 10_000, 'the queues idle');
+  expect(await eventIds(skipped)).toEqual([]);
+  // The emails stay as they were finished.
+  expect((await emails(p).find({ _id: { $in: [bounced._id, delivered._id, refused._id, skipped._id] } })).map((e) => e.status).sort()).toEqual(['BOUNCED', 'DELIVERED', 'FAILED', 'SKIPPED']);
+});
