@@ -233,11 +233,14 @@ async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields:
   await emails(p).updateOne({ _id: email._id, status: 'SENDING' }, { $set: { status, ...fields } });
   p.metrics?.emailOutcome(status.toLowerCase() as Lowercase<Exclude<EmailStatus, 'QUEUED' | 'SENDING'>>);
   p.log.info({ emailId: email._id, status, reason: fields.reason }, 'email finished');
-  if (email.attachmentsId) {
-    // The request's attachments go once no email of it can still be sent.
-    const waiting = await emails(p).countDocuments({ attachmentsId: email.attachmentsId, status: { $in: IN_FLIGHT } });
-    if (waiting === 0) await emailAttachments(p).deleteOne({ _id: email.attachmentsId });
-  }
+  await dropAttachmentsOnceSent(p, email);
+}
+
+/** The request's attachments go once no email of it can still be sent. */
+async function dropAttachmentsOnceSent(p: Platform, { attachmentsId }: Pick<EmailDoc, 'attachmentsId'>): Promise<void> {
+  if (!attachmentsId) return;
+  const waiting = await emails(p).countDocuments({ attachmentsId, status: { $in: IN_FLIGHT } });
+  if (waiting === 0) await emailAttachments(p).deleteOne({ _id: attachmentsId });
 }
 
 type ResultDetail = { detail?: string; bounce?: BounceDetail; sentAt?: string };
@@ -247,11 +250,15 @@ type ResultDetail = { detail?: string; bounce?: BounceDetail; sentAt?: string };
  * it published the outcome (a bounce, a refusal, a delivery found in the commit log: each is
  * finished first), and its message then comes again. So the outcome is published again; the
  * contact records each event once (by its id), and its consequences (suppression) are idempotent.
+ * What came after the finish is done again too: the request's attachments, if it was the last.
  */
 async function publishOutcomeAgain(p: Platform, emailId: string): Promise<void> {
-  const email = await emails(p).findOne({ _id: emailId }, { projection: { status: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1 } });
-  const outcome = email && outcomeOf(email);
+  const projection = { status: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1, attachmentsId: 1 } as const;
+  const email = await emails(p).findOne({ _id: emailId }, { projection });
+  if (!email || IN_FLIGHT.includes(email.status)) return; // its next try, or the claim of another message
+  const outcome = outcomeOf(email);
   if (outcome) await publishResult(p, email, outcome.event, outcome.detail);
+  await dropAttachmentsOnceSent(p, email);
 }
 
 /** What a final email's outcome was for its contact: none for one never handed to SMTP (refused by the gate, cancelled). */

@@ -1,7 +1,8 @@
 // A mailer finishes an email (BOUNCED, FAILED, or DELIVERED from its commit log) before it publishes
 // the outcome; one killed in between leaves the email final, its outcome unpublished and its
 // outbound message unacknowledged. The message then comes again: here it is published again, on
-// the whole embedded platform (boot), so the contact records it and a bounce suppresses the address.
+// the whole embedded platform (boot), so the contact records it and a bounce suppresses the address
+// (and the request's attachments go, as after the finish).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
 import { events } from '../../domain/events/collection.ts';
-import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
+import { emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { suppressionId, suppressions } from '../../domain/suppressions/collection.ts';
 import { boot, type Running } from '../../runtime/boot.ts';
 import { loadConfig } from '../../runtime/config.ts';
@@ -44,7 +45,9 @@ it('a message for an email finished before its outcome was published publishes t
   const response = '550 5.1.1 <bounced@customer.example>: no such user';
   const bounced = await final('bounced', { status: 'BOUNCED', reason: response, response, bounce: { type: 'hard', status: '5.1.1', diagnostic: response } });
   const delivered = await final('delivered', { status: 'DELIVERED', response: '250 2.0.0 queued', deliveredAt: '2026-01-01T00:00:05.000Z' });
-  const refused = await final('refused', { status: 'FAILED', response: '554 5.7.1 message refused', reason: 'The relay refused the message: 554 5.7.1 message refused' });
+  // The last email of a request with attachments: they were to go after its finish.
+  await emailAttachments(p).insertOne({ _id: 'att-refused', projectId: 'p1', items: [{ filename: 'a.txt', contentType: 'text/plain', content: 'YQ==' }] });
+  const refused = await final('refused', { status: 'FAILED', response: '554 5.7.1 message refused', reason: 'The relay refused the message: 554 5.7.1 message refused', attachmentsId: 'att-refused' });
   const skipped = await final('skipped', { status: 'SKIPPED', reason: 'The campaign was cancelled' });
 
   // The messages the killed mailers never acknowledged, delivered again.
@@ -62,6 +65,7 @@ it('a message for an email finished before its outcome was published publishes t
   expect(await eventIds(delivered)).toEqual([`${delivered._id}:email.delivery`, `${delivered._id}:email.sent`]);
   await eventually(async () => ((await eventIds(refused)).length > 0 ? true : undefined), 10_000, 'the refused email recorded as sent');
   expect(await eventIds(refused)).toEqual([`${refused._id}:email.sent`]);
+  await eventually(async () => ((await emailAttachments(p).findOne({ _id: 'att-refused' })) === null ? true : undefined), 10_000, 'the attachments dropped');
 
   // Idle: no message waiting or being handled; the email the gate or a cancel stopped has no outcome.
   const pubsub = p.pubsub as EmbeddedPubSub;
