@@ -7,7 +7,7 @@
  *        [--warmup 20000] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
  *        [--relay-rtt-ms 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
- *        [--ref-first]
+ *        [--ref-first] [--rounds 1]
  *   npm run bench:campaign -- [same options]
  *
  * 1. Yardstick (its own child process, bench/send-yardstick.ts `dkim-nodelay`): nodemailer,
@@ -59,6 +59,10 @@
  * this tree's: a further row and column of the results. `--ref-first` runs the ref's before this
  * tree's: pairs in one order showed a change 6% cheaper one way and 6% dearer the other, so a
  * small change is judged by pairs each way (ABBA; bench/results/campaign-profile.md, session 20).
+ * `--rounds N` (with `--compare-ref`) runs N such pairs, each the other way round from the one
+ * before (ABBA…), and prints this tree's rate and CPU an email over the ref's for each pair and
+ * their medians: on a machine whose speed moves by a fifth between minutes, the unchanged tree's
+ * pairs spread over ±20%, so one pair each way cannot show a change of 10% (session 34).
  *
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
@@ -88,6 +92,7 @@ const { values: args } = parseArgs({
     'no-yardstick': { type: 'boolean', default: false },
     'compare-ref': { type: 'string' },
     'ref-first': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
     modes: { type: 'string', default: 'embedded' },
     'mailer-replicas': { type: 'string', default: '1' },
     'dkim-signing': { type: 'string', default: 'platform' },
@@ -113,12 +118,14 @@ const options = {
   yardstick: !args['no-yardstick'],
   compareRef: args['compare-ref'],
   refFirst: args['ref-first']!,
+  rounds: wholeOption('rounds', args.rounds, 1),
   cpuProf: args['cpu-prof']!,
   relaySigns: args['dkim-signing'] === 'relay',
   relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
   smtpConnections: wholeOption('smtp-connections', args['smtp-connections'], 1),
   record: !args['no-record'] && !args['cpu-prof'],
 };
+if (options.rounds > 1 && !options.compareRef) throw new Error('--rounds needs --compare-ref: a round is one pair of this tree and the ref');
 
 /**
  * The warm-up campaign's recipients: `--warmup`, but at most 500 in distributed mode, where a
@@ -470,6 +477,26 @@ function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
   return lines.join('\n');
 }
 
+/** This tree's rate and CPU an email over the ref's, pair by pair (the order each ran in), and their medians. */
+function roundsSummary(pairs: [PlatformOutcome, PlatformOutcome][]): string {
+  const rate = (p: PlatformOutcome) => p.phase.emails / p.phase.seconds;
+  const cpu = (p: PlatformOutcome) => p.phase.cpu.sender / p.phase.emails;
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  const refFirst = (round: number) => (round % 2 === 0) === options.refFirst;
+  const each = pairs.map(
+    ([here, ref], round) =>
+      `${fmt(rate(here) / rate(ref), 2)}× (${fmt(rate(here), 0)} / ${fmt(rate(ref), 0)}/s, CPU ${fmt(cpu(here) / cpu(ref), 2)}×${refFirst(round) ? ', ref first' : ''})`,
+  );
+  return (
+    `this tree over the ref, round by round (emails/s; CPU an email): ${each.join('; ')}; ` +
+    `median ${fmt(median(pairs.map(([here, ref]) => rate(here) / rate(ref))), 2)}× the rate, ${fmt(median(pairs.map(([here, ref]) => cpu(here) / cpu(ref))), 2)}× the CPU an email`
+  );
+}
+
 /** Emails a second over each tenth of `times` (the sink's arrival times, from `startUs`). */
 function ratesByTenth(startUs: number, times: number[]): number[] {
   const sorted = [...times].sort((a, b) => a - b);
@@ -503,16 +530,22 @@ async function main(): Promise<number> {
   const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
   const runOrder = options.refFirst ? [...trees.keys()].reverse() : [...trees.keys()];
   const platforms: PlatformOutcome[] = [];
+  /** Each round's pair, this tree's first (with --rounds). */
+  const pairs: [PlatformOutcome, PlatformOutcome][] = [];
   for (const mode of options.modes) {
     for (const mailers of mode === 'distributed' ? options.mailerReplicas : [1]) {
-      const ran: PlatformOutcome[] = [];
-      for (const i of runOrder) {
-        const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}`;
-        const platform = await runPlatform(sink, trees[i], { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
-        console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
-        ran[i] = platform;
+      for (let round = 0; round < options.rounds; round++) {
+        const ran: PlatformOutcome[] = [];
+        for (const i of round % 2 === 0 ? runOrder : [...runOrder].reverse()) {
+          const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}${round === 0 ? '' : `k${round}`}`;
+          const platform = await runPlatform(sink, trees[i], { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
+          if (options.rounds > 1) platform.label += ` (round ${round + 1})`;
+          console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+          ran[i] = platform;
+        }
+        platforms.push(...ran);
+        if (options.rounds > 1) pairs.push([ran[0], ran[1]]);
       }
-      platforms.push(...ran);
     }
   }
   await measureYardstick('after');
@@ -524,6 +557,7 @@ async function main(): Promise<number> {
     ...platforms.map((p) => `platform (${p.label}) emails/s by tenth of the audience: ${p.tenths.map((rate) => fmt(rate, 0)).join(', ')}`),
     ...platforms.flatMap((p) => (p.threads ? [`platform (${p.label}) cores by thread over the measured window (the send to the Nth email): ${p.threads}`] : [])),
     ...platforms.map((p) => `platform (${p.label}) warm-up campaign, the first after its start (not measured above): ${p.warmup.emails} emails at ${fmt(p.warmup.rate, 0)}/s`),
+    ...(pairs.length > 0 ? [roundsSummary(pairs)] : []),
     `load average before: ${yardsticks.map((y) => `yardstick ${y.loadBefore}; `).join('')}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
@@ -543,7 +577,7 @@ async function main(): Promise<number> {
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)
-          .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, ${options.refFirst ? 'before' : 'after'} this tree's`),
+          .map((tree) => `compared with: \`--compare-ref ${tree.ref}\` = ${tree.commit} (${treeLabel(tree)}), its platform run from a git worktree of that commit, ${options.refFirst ? 'before' : 'after'} this tree's${options.rounds > 1 ? `, in ${options.rounds} rounds, each the other way round from the one before` : ''}`),
       ],
       note: args.note,
       body: [markdown, '', ...details.map((line) => `- ${line}`)],
