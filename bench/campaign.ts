@@ -126,6 +126,7 @@ const options = {
   record: !args['no-record'] && !args['cpu-prof'],
 };
 if (options.rounds > 1 && !options.compareRef) throw new Error('--rounds needs --compare-ref: a round is one pair of this tree and the ref');
+if (options.rounds > 1 && (options.modes.length > 1 || options.mailerReplicas.length > 1)) throw new Error('--rounds compares one platform shape: one mode, one mailer count');
 
 /**
  * The warm-up campaign's recipients: `--warmup`, but at most 500 in distributed mode, where a
