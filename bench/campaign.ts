@@ -80,7 +80,7 @@ import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
 import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
-import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild, threadCores, threadCpuSeconds } from './common.ts';
+import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, median, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild, threadCores, threadCpuSeconds } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -478,23 +478,24 @@ function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
   return lines.join('\n');
 }
 
-/** This tree's rate and CPU an email over the ref's, pair by pair (the order each ran in), and their medians. */
-function roundsSummary(pairs: [PlatformOutcome, PlatformOutcome][]): string {
+/** One round of --rounds: this tree's platform and the ref's, and which of them ran first. */
+interface Pair {
+  here: PlatformOutcome;
+  ref: PlatformOutcome;
+  refFirst: boolean;
+}
+
+/** This tree's rate and CPU an email over the ref's, pair by pair, and their medians. */
+function roundsSummary(pairs: Pair[]): string {
   const rate = (p: PlatformOutcome) => p.phase.emails / p.phase.seconds;
   const cpu = (p: PlatformOutcome) => p.phase.cpu.sender / p.phase.emails;
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
-  const refFirst = (round: number) => (round % 2 === 0) === options.refFirst;
   const each = pairs.map(
-    ([here, ref], round) =>
-      `${fmt(rate(here) / rate(ref), 2)}× (${fmt(rate(here), 0)} / ${fmt(rate(ref), 0)}/s, CPU ${fmt(cpu(here) / cpu(ref), 2)}×${refFirst(round) ? ', ref first' : ''})`,
+    ({ here, ref, refFirst }) =>
+      `${fmt(rate(here) / rate(ref), 2)}× (${fmt(rate(here), 0)} / ${fmt(rate(ref), 0)}/s, CPU ${fmt(cpu(here) / cpu(ref), 2)}×${refFirst ? ', ref first' : ''})`,
   );
   return (
     `this tree over the ref, round by round (emails/s; CPU an email): ${each.join('; ')}; ` +
-    `median ${fmt(median(pairs.map(([here, ref]) => rate(here) / rate(ref))), 2)}× the rate, ${fmt(median(pairs.map(([here, ref]) => cpu(here) / cpu(ref))), 2)}× the CPU an email`
+    `median ${fmt(median(pairs.map(({ here, ref }) => rate(here) / rate(ref))), 2)}× the rate, ${fmt(median(pairs.map(({ here, ref }) => cpu(here) / cpu(ref))), 2)}× the CPU an email`
   );
 }
 
@@ -531,13 +532,14 @@ async function main(): Promise<number> {
   const trees = [currentTree(), ...(options.compareRef ? [await worktreeOf(options.compareRef)] : [])];
   const runOrder = options.refFirst ? [...trees.keys()].reverse() : [...trees.keys()];
   const platforms: PlatformOutcome[] = [];
-  /** Each round's pair, this tree's first (with --rounds). */
-  const pairs: [PlatformOutcome, PlatformOutcome][] = [];
+  /** Each round's pair (with --rounds). */
+  const pairs: Pair[] = [];
   for (const mode of options.modes) {
     for (const mailers of mode === 'distributed' ? options.mailerReplicas : [1]) {
       for (let round = 0; round < options.rounds; round++) {
         const ran: PlatformOutcome[] = [];
-        for (const i of round % 2 === 0 ? runOrder : [...runOrder].reverse()) {
+        const order = round % 2 === 0 ? runOrder : [...runOrder].reverse();
+        for (const i of order) {
           const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}${round === 0 ? '' : `k${round}`}`;
           const platform = await runPlatform(sink, trees[i], { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
           if (options.rounds > 1) platform.label += ` (round ${round + 1})`;
@@ -545,7 +547,7 @@ async function main(): Promise<number> {
           ran[i] = platform;
         }
         platforms.push(...ran);
-        if (options.rounds > 1) pairs.push([ran[0], ran[1]]);
+        if (options.rounds > 1) pairs.push({ here: ran[0], ref: ran[1], refFirst: order[0] !== 0 });
       }
     }
   }

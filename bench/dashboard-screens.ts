@@ -32,7 +32,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { ensureWebBuilt } from '../scripts/build-web.ts';
 import { errors, launchBrowser, newUserPage, signedInPage } from '../test/harness/browser.ts';
 import { startDnsServer } from '../test/harness/dns-server.ts';
-import { appendResults, loadAverage, machineFacts, onCleanup, printUsage, runMain, stopChild, wholeOption } from './common.ts';
+import { appendResults, loadAverage, machineFacts, median, onCleanup, printUsage, runMain, stopChild, wholeOption } from './common.ts';
 import { bulkLoad, seedOverApi, TRACKED_PER_SHOPPER, type SideData } from './dashboard-seed.ts';
 import { armClick, armLoad, isApiCall, readiness, RequestLog, type Fetched, type Part } from './dashboard-watch.ts';
 import { quiesce, setUp, Sink, startPlatform } from './mail-harness.ts';
@@ -250,11 +250,6 @@ async function signIn(browser: Browser, url: string, user: { email: string; pass
 
 // ---- report --------------------------------------------------------------------------------------
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const ms = (n: number) => Math.round(n).toLocaleString('en-US');
 /** `/segments/0193…/contacts?page=1&pageSize=20` → `GET /segments/:id/contacts?page&pageSize`. */
 const callName = (r: Fetched) => {
