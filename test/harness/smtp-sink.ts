@@ -59,7 +59,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const waiters: { match: (m: ReceivedMessage) => boolean; resolve: (m: ReceivedMessage) => void }[] = [];
   /** The first message (present or future) `match` takes; rejects after `timeoutMs` with `missing` and what did arrive. */
-  const waitFor = (match: (m: ReceivedMessage) => boolean, timeoutMs: number, missing: string): Promise<ReceivedMessage> => {
+  const firstMessage = (match: (m: ReceivedMessage) => boolean, timeoutMs: number, missing: string): Promise<ReceivedMessage> => {
     const found = messages.find(match);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
@@ -184,11 +184,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     refuseLogins: false,
     peakConnections: 0,
     waitFor(match, timeoutMs = 10_000) {
-      return waitFor(match, timeoutMs, 'no matching email');
+      return firstMessage(match, timeoutMs, 'no matching email');
     },
     waitForMailTo(address, timeoutMs = 10_000) {
       const to = address.toLowerCase();
-      return waitFor((m) => m.rcptTo.includes(to), timeoutMs, `no email to ${to}`);
+      return firstMessage((m) => m.rcptTo.includes(to), timeoutMs, `no email to ${to}`);
     },
     dropConnections() {
       for (const socket of sockets) if (!inData.has(socket)) socket.destroy();
