@@ -128,6 +128,15 @@ const forbidden = (action: string, status: CampaignStatus, allowed: readonly Cam
 const unchanged = (state: CampaignState | undefined): Decision => ({ state, effects: [] });
 
 /**
+ * What follows the state that ends a campaign: its projection, no more wake-ups and, with
+ * `skipUnsent`, its emails not claimed yet skipped. A wake-up that finds the campaign ended does
+ * them again: the turn that ended it may have stopped after the state and before the projection
+ * (distributed, two stores: a crash, or MongoDB failing the write), which then said SENDING for
+ * good, to the API and to the start-up resume, of a campaign that would do nothing more.
+ */
+const ending = (skipUnsent: boolean): CampaignEffect[] => [{ kind: 'save' }, { kind: 'cancelWake' }, ...(skipUnsent ? [{ kind: 'skipUnsent' } as const] : [])];
+
+/**
  * Keeps the audience fields coherent: only the field the audience type reads is kept, and the
  * one it needs must be there.
  */
@@ -201,11 +210,8 @@ export function decide(state: CampaignState | undefined, command: CampaignComman
 
     case 'cancel': {
       if (!CANCELLABLE.includes(status)) throw forbidden('cancelled', status, CANCELLABLE);
-      const next: CampaignState = { ...state, status: 'CANCELLED', updatedAt: at };
-      // Saved first: a wake-up that still fires finds a CANCELLED campaign and does nothing.
-      const effects: CampaignEffect[] = [{ kind: 'save' }, { kind: 'cancelWake' }];
-      if (status === 'SENDING') effects.push({ kind: 'skipUnsent' });
-      return { state: next, effects };
+      // Saved first: a wake-up that still fires finds a CANCELLED campaign and sends nothing.
+      return { state: { ...state, status: 'CANCELLED', updatedAt: at }, effects: ending(status === 'SENDING') };
     }
 
     case 'wake': {
@@ -214,6 +220,9 @@ export function decide(state: CampaignState | undefined, command: CampaignComman
         if (state.scheduledFor && Date.parse(state.scheduledFor) > now.getTime()) return { state, effects: [{ kind: 'wake', at: state.scheduledFor }] };
         return { state: startSending(state, at), effects: [{ kind: 'save' }, { kind: 'sendBatch', after: null }] };
       }
+      // Ended: only what its last turn may not have finished (a CANCELLED one's emails skipped
+      // whether it was sending or not: none are queued if it was not).
+      if (status === 'SENT' || status === 'CANCELLED') return { state, effects: ending(status === 'CANCELLED') };
       if (status !== 'SENDING') return unchanged(state);
       if (!state.audienceExhausted) return { state, effects: [{ kind: 'sendBatch', after: state.cursor }] };
       return { state, effects: [{ kind: 'checkOutcomes' }] };
@@ -240,15 +249,13 @@ export function decide(state: CampaignState | undefined, command: CampaignComman
 
     case 'outcomesChecked': {
       if (status !== 'SENDING' || !state.audienceExhausted) return unchanged(state);
-      if (command.settled) return { state: { ...state, status: 'SENT', completedAt: at, updatedAt: at }, effects: [{ kind: 'save' }, { kind: 'cancelWake' }] };
+      if (command.settled) return { state: { ...state, status: 'SENT', completedAt: at, updatedAt: at }, effects: ending(false) };
       return { state, effects: [{ kind: 'wake', at: new Date(now.getTime() + SETTLE_CHECK_MS).toISOString() }] };
     }
 
     case 'audienceFailed': {
       if (status !== 'SCHEDULED' && status !== 'SENDING') return unchanged(state);
-      const effects: CampaignEffect[] = [{ kind: 'save' }, { kind: 'cancelWake' }];
-      if (status === 'SENDING') effects.push({ kind: 'skipUnsent' });
-      return { state: { ...state, status: 'CANCELLED', cancelReason: command.reason, updatedAt: at }, effects };
+      return { state: { ...state, status: 'CANCELLED', cancelReason: command.reason, updatedAt: at }, effects: ending(status === 'SENDING') };
     }
   }
 }

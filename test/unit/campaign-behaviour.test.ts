@@ -153,8 +153,12 @@ describe('campaign behaviour: decide', () => {
     expect(decide(campaign('SENDING', { audienceExhausted: true }), { kind: 'wake' }, now).effects).toEqual([{ kind: 'checkOutcomes' }]);
   });
 
-  it('a wake-up of a DRAFT, SENT or CANCELLED campaign does nothing', () => {
-    for (const status of ['DRAFT', 'SENT', 'CANCELLED'] as const) expect(decide(campaign(status), { kind: 'wake' }, now).effects).toEqual([]);
+  it('a wake-up of a DRAFT campaign does nothing; of a SENT or CANCELLED one, again what ended it after its state (cut off between two stores)', () => {
+    expect(decide(campaign('DRAFT'), { kind: 'wake' }, now).effects).toEqual([]);
+    const sent = campaign('SENT');
+    expect(decide(sent, { kind: 'wake' }, now)).toEqual({ state: sent, effects: [{ kind: 'save' }, { kind: 'cancelWake' }] });
+    const cancelled = campaign('CANCELLED');
+    expect(decide(cancelled, { kind: 'wake' }, now)).toEqual({ state: cancelled, effects: [{ kind: 'save' }, { kind: 'cancelWake' }, { kind: 'skipUnsent' }] });
   });
 
   it('a sent batch advances the cursor and wakes for the next one', () => {
