@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, linkSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** After this much, the log starts afresh (the previous file is kept until the next switch). */
@@ -91,12 +92,18 @@ export class CommitLog {
  * finished since is dropped from the latter, so its memory is that of the logs.
  */
 export class CommittedEmails {
+  /**
+   * Who claims emails with these logs (domain/mail/claims.ts): kept beside them, so a mailer started
+   * again on them takes back its own claims at once, and one on new logs (a new pod) is another.
+   */
+  readonly holder: string;
   readonly #dataDir: string;
   #logs: CommitLog[] = [];
   readonly #reported = new Set<string>();
 
   constructor(dataDir: string) {
     this.#dataDir = dataDir;
+    this.holder = holderOf(join(dataDir, 'mailer'));
     this.reload();
   }
 
@@ -120,6 +127,24 @@ export class CommittedEmails {
     const names = existsSync(dir) ? readdirSync(dir).flatMap((file) => /^(commits(?:-\d+)?)(?:\.previous)?\.log$/.exec(file)?.[1] ?? []) : [];
     this.#logs = [...new Set(names)].map((name) => new CommitLog(this.#dataDir, { name }));
   }
+}
+
+/** The id in `dir`'s `holder` file, made whole (linked into place) on the first start. */
+function holderOf(dir: string): string {
+  const file = join(dir, 'holder');
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const made = `${file}.${process.pid}`;
+    writeFileSync(made, randomUUID(), { mode: 0o600 });
+    try {
+      linkSync(made, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSync(made);
+    }
+  }
+  return readFileSync(file, 'utf8');
 }
 
 /**

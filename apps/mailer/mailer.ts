@@ -2,6 +2,7 @@ import CircuitBreaker from 'opossum';
 import { footerSettings } from '../../domain/accounts/projects.ts';
 import { dkimSigningOf, domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
 import { returnPathDomain } from '../../domain/inbound/return-path.ts';
+import { claim, claimable, RELEASED } from '../../domain/mail/claims.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, IN_FLIGHT, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
@@ -84,16 +85,13 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
   if (projectId !== undefined) await takeSendSlot(p, projectId);
-  // The claim: an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is never sent
-  // again, and one that soft-bounced waits for its next try, whose message (retries.ts) names it.
-  // A message for none of these is done: the email is final (its outcome published again, in case
-  // the mailer that finished it died before publishing), or its next try will have its own.
-  const email = await emails(p).findOneAndUpdate(
-    { _id: emailId, status: { $in: IN_FLIGHT }, $or: [{ retryAt: { $exists: false } }, ...(retryAt ? [{ retryAt }] : [])] },
-    { $set: { status: 'SENDING' }, $unset: { retryAt: '' }, $inc: { attempts: 1 } },
-  );
+  // The claim (claims.ts): an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is
+  // never sent again, one that soft-bounced waits for its next try, whose message (retries.ts)
+  // names it, and one another mailer is sending is that mailer's.
+  const now = new Date();
+  const email = await emails(p).findOneAndUpdate(claimable(emailId, commits.holder, now, retryAt), claim(commits.holder, now));
   if (!email) {
-    await publishOutcomeAgain(p, emailId);
+    await claimRefused(p, emailId);
     return;
   }
   if (commits.has(emailId)) {
@@ -167,14 +165,17 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
       p.metrics?.emailOutcome('deferred');
       const response = (failure as { response: string }).response;
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
-      await emails(p).updateOne({ _id: emailId, status: 'SENDING' }, { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` } });
+      await emails(p).updateOne(
+        { _id: emailId, status: 'SENDING' },
+        { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` }, $unset: RELEASED },
+      );
       await sentAlone();
       return; // the message is done: the email waits in the store (retries.ts)
     }
-    // Alive to see the failure: the relay did not take the message, so it goes again.
+    // Alive to see the failure: the relay did not take the message, so it goes again, by whichever mailer.
     p.metrics?.emailOutcome('deferred');
     p.log.warn({ emailId, attempt: email.attempts, err: (err as Error).message }, 'email deferred: SMTP did not take it; retrying');
-    await emails(p).updateOne({ _id: emailId }, { $set: { reason: `Retrying: ${(err as Error).message}` } });
+    await emails(p).updateOne({ _id: emailId, status: 'SENDING' }, { $set: { reason: `Retrying: ${(err as Error).message}` }, $unset: RELEASED });
     await sentAlone();
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
@@ -230,7 +231,7 @@ async function takeSendSlot(p: Platform, projectId: string | null): Promise<void
 async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields: Partial<EmailDoc>): Promise<void> {
   // From SENDING only: a bounce reported while this attempt ran (a DSN that overtook our write,
   // or a hard one during 4xx retries) claimed the email and stands (bounceVerdict in results.ts).
-  await emails(p).updateOne({ _id: email._id, status: 'SENDING' }, { $set: { status, ...fields } });
+  await emails(p).updateOne({ _id: email._id, status: 'SENDING' }, { $set: { status, ...fields }, $unset: RELEASED });
   p.metrics?.emailOutcome(status.toLowerCase() as Lowercase<Exclude<EmailStatus, 'QUEUED' | 'SENDING'>>);
   p.log.info({ emailId: email._id, status, reason: fields.reason }, 'email finished');
   await dropAttachmentsOnceSent(p, email);
@@ -246,16 +247,20 @@ async function dropAttachmentsOnceSent(p: Platform, { attachmentsId }: Pick<Emai
 type ResultDetail = { detail?: string; bounce?: BounceDetail; sentAt?: string };
 
 /**
- * A message for an email that is final already: the mailer that finished it may have died before
- * it published the outcome (a bounce, a refusal, a delivery found in the commit log: each is
- * finished first), and its message then comes again. So the outcome is published again; the
- * contact records each event once (by its id), and its consequences (suppression) are idempotent.
- * What came after the finish is done again too: the request's attachments, if it was the last.
+ * A message whose claim was refused. For an email another mailer is sending: tried again later
+ * (should that mailer die, its lease runs out and this message takes the email). For one waiting
+ * for its next try: done, that try has a message of its own. For a final email: the mailer that
+ * finished it may have died before it published the outcome (a bounce, a refusal, a delivery found
+ * in the commit log: each is finished first), and its message then comes again. So the outcome is
+ * published again; the contact records each event once (by its id), and its consequences
+ * (suppression) are idempotent. What came after the finish is done again too: the request's
+ * attachments, if it was the last.
  */
-async function publishOutcomeAgain(p: Platform, emailId: string): Promise<void> {
-  const projection = { status: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1, attachmentsId: 1 } as const;
+async function claimRefused(p: Platform, emailId: string): Promise<void> {
+  const projection = { status: 1, retryAt: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1, attachmentsId: 1 } as const;
   const email = await emails(p).findOne({ _id: emailId }, { projection });
-  if (!email || IN_FLIGHT.includes(email.status)) return; // its next try, or the claim of another message
+  if (email?.status === 'SENDING' && email.retryAt === undefined) throw new Error(`email ${emailId} is being delivered by another mailer`);
+  if (!email || IN_FLIGHT.includes(email.status)) return;
   const outcome = outcomeOf(email);
   if (outcome) await publishResult(p, email, outcome.event, outcome.detail);
   await dropAttachmentsOnceSent(p, email);

@@ -61,6 +61,9 @@ export interface EmailDoc extends Doc {
   /** The 4xx answers so far, and when the next try may be made (soft-bounces.ts): while SENDING between tries. */
   softFailures?: SoftFailures;
   retryAt?: string;
+  /** The mailer whose attempt it is and until when others keep off (claims.ts): while SENDING. */
+  claimedBy?: string;
+  claimedUntil?: string;
   /** The bounce: written with BOUNCED by the mailer, or by results.ts for one reported after a 250. */
   bounce?: BounceDetail;
   /**

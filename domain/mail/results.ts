@@ -7,6 +7,7 @@ import type { SuppressionReason } from '../suppressions/collection.ts';
 import { suppress } from '../suppressions/service.ts';
 import { events } from '../events/collection.ts';
 import { emails, type EmailStatus } from './outbound.ts';
+import { RELEASED } from './claims.ts';
 import { softBouncesSuppress, softBounceWindowStart, type SoftBounceLimit } from './soft-bounces.ts';
 
 /** Outcomes of email, published by the mailer, the inbound listener, relay webhooks and the tracking endpoints. */
@@ -156,8 +157,8 @@ async function claimBounce(p: Platform, result: EmailResult): Promise<boolean> {
     if (!email) return false;
     const verdict = bounceVerdict(email, bounce);
     if (verdict !== 'claim') return verdict === 'continue';
-    // A try it was waiting for after 4xx answers is off (and out of the sweep's index).
-    const claimed = await emails(p).updateOne({ _id: result.emailId, status: email.status }, { $set: { status: 'BOUNCED', bounce }, $unset: { retryAt: '' } });
+    // A try it was waiting for after 4xx answers is off (and out of the sweep's index), and a mailer's claim over.
+    const claimed = await emails(p).updateOne({ _id: result.emailId, status: email.status }, { $set: { status: 'BOUNCED', bounce }, $unset: { retryAt: '', ...RELEASED } });
     if (claimed.modified === 1) return true;
   }
   return false;

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoStore } from '../../adapters/mongo/store.ts';
-import { DuplicateKeyError } from '../../ports/store.ts';
+import { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { claim, claimable } from '../../domain/mail/claims.ts';
+import { DuplicateKeyError, type DocumentStore } from '../../ports/store.ts';
 import { runtimeBinaries } from '../../scripts/stack/binaries.ts';
 import { ferretdbSpec, postgresSpec } from '../../scripts/stack/postgres.ts';
 import { freePort, Supervisor } from '../../scripts/stack/processes.ts';
@@ -21,7 +23,7 @@ describe('reads by id on FerretDB', () => {
   let supervisor: Supervisor;
   let store: MongoStore;
   /** Rows PostgreSQL has read by sequential scans of the collection's table so far. */
-  let rowsScanned: () => Promise<number>;
+  let rowsScanned: (collection?: string) => Promise<number>;
 
   beforeAll(async () => {
     const bin = runtimeBinaries();
@@ -33,8 +35,8 @@ describe('reads by id on FerretDB', () => {
     await supervisor.start(ferretdbSpec(bin.ferretdb, mongoPort, postgres.url));
     store = await MongoStore.connect(`mongodb://127.0.0.1:${mongoPort}/reads`);
     await store.collection('things').insertMany(Array.from({ length: DOCS }, (_, i) => ({ _id: `thing-${i}`, n: i })));
-    rowsScanned = async () => {
-      const sql = "select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables where schemaname = 'reads' and relname like 'things%'";
+    rowsScanned = async (collection = 'things') => {
+      const sql = `select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables where schemaname = 'reads' and relname like '${collection}%'`;
       const { stdout } = await run(join(bin.postgresBin, 'psql'), ['-At', '-h', '127.0.0.1', '-p', String(pgPort), '-U', 'postgres', '-d', 'postgres', '-c', sql]);
       return Number(stdout.trim());
     };
@@ -47,12 +49,12 @@ describe('reads by id on FerretDB', () => {
 
   /** An idle backend reports its statistics within 10 s (PGSTAT_IDLE_INTERVAL): wait for them. */
   const settled = () => new Promise((resolve) => setTimeout(resolve, 11_000));
-  const scannedBy = async (reads: () => Promise<unknown>) => {
+  const scannedBy = async (reads: () => Promise<unknown>, collection?: string) => {
     await settled();
-    const before = await rowsScanned();
+    const before = await rowsScanned(collection);
     await reads();
     await settled();
-    return (await rowsScanned()) - before;
+    return (await rowsScanned(collection)) - before;
   };
 
   it('a read of one document by id scans no table', async () => {
@@ -89,6 +91,44 @@ describe('reads by id on FerretDB', () => {
     });
     expect(counts).toEqual([1, 0]);
     expect(scanned).toBeLessThan(DOCS);
+  });
+
+  // The mailer's claim (domain/mail/claims.ts): an `$or` of statuses, `$exists` and a time compared
+  // as text, by id; FerretDB and the embedded store take the same emails, and the read scans no table.
+  it("the mailer's claim takes the same emails on FerretDB as on the embedded store, by id", async () => {
+    const now = new Date('2026-06-01T12:00:00.000Z');
+    const until = (ms: number) => new Date(now.getTime() + ms).toISOString();
+    const docs = [
+      { _id: 'queued', status: 'QUEUED' },
+      { _id: 'held', status: 'SENDING', claimedBy: 'other', claimedUntil: until(60_000) },
+      { _id: 'mine', status: 'SENDING', claimedBy: 'me', claimedUntil: until(60_000) },
+      { _id: 'lapsed', status: 'SENDING', claimedBy: 'other', claimedUntil: until(-1) },
+      { _id: 'unleased', status: 'SENDING' },
+      { _id: 'waiting', status: 'SENDING', retryAt: until(1_000) },
+      { _id: 'due', status: 'SENDING', retryAt: 'lease-1' },
+      { _id: 'delivered', status: 'DELIVERED' },
+    ];
+    const sqlite = await SqliteStore.open(join(dir, 'claims.db'));
+    try {
+      const taken = async (s: DocumentStore) => {
+        await s.collection('claims').insertMany(docs.map((d) => ({ ...d })));
+        const out: string[] = [];
+        for (const { _id } of docs) {
+          const email = await s.collection<{ _id: string; claimedBy?: string }>('claims').findOneAndUpdate(claimable(_id, 'me', now, _id === 'due' ? 'lease-1' : undefined), claim('me', now));
+          if (email) out.push(`${email._id}:${email.claimedBy}`);
+        }
+        return out;
+      };
+      // Beside as many final emails as the other reads have things, which a scan would read.
+      await store.collection('claims').insertMany(Array.from({ length: DOCS }, (_, i) => ({ _id: `final-${i}`, status: 'DELIVERED' })));
+      let onFerret: string[] = [];
+      const scanned = await scannedBy(async () => (onFerret = await taken(store)), 'claims');
+      expect(onFerret).toEqual(['queued:me', 'mine:me', 'lapsed:me', 'unleased:me', 'due:me']);
+      expect(await taken(sqlite)).toEqual(onFerret);
+      expect(scanned).toBeLessThan(DOCS);
+    } finally {
+      await sqlite.close();
+    }
   });
 
   // insertNew (a contact turn's events, given ids) on the same server: an id there already is skipped.

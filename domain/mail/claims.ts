@@ -1,0 +1,43 @@
+import type { Filter, Update } from '../../ports/store.ts';
+
+/**
+ * How long a mailer's claim on an email keeps other mailers off it: longer than any attempt (its
+ * SMTP send times out after a minute, apps/mailer/mailer.ts), so only a mailer gone or stuck loses it.
+ */
+export const CLAIM_LEASE_MS = 5 * 60_000;
+
+/**
+ * Which email a message for `emailId` may claim for an attempt (apps/mailer/mailer.ts). A QUEUED
+ * one; a SENDING one (an attempt under way, or one a mailer died in) only
+ * - with its due retry's message (`retryAt`, the lease retries.ts gave the message);
+ * - for the mailer that claimed it (`holder`): after a restart, its commit log says whether the
+ *   message went out (the one process guards against itself: a set of the emails it delivers);
+ * - for any mailer once the claim's lease has run out (or on a claim from before the lease).
+ * Without the lease, a second message for an email another mailer was sending (Dapr redelivers a
+ * message still handled after its processingTimeout; a campaign batch run again publishes its
+ * QUEUED emails again; a retry's older lease) was claimed on a second mailer too, and sent twice.
+ */
+export function claimable(emailId: string, holder: string, now: Date, retryAt?: string): Filter {
+  const sending = { status: 'SENDING', retryAt: { $exists: false } };
+  return {
+    _id: emailId,
+    $or: [
+      { status: 'QUEUED' },
+      ...(retryAt ? [{ status: 'SENDING', retryAt }] : []),
+      { ...sending, claimedBy: holder },
+      { ...sending, claimedUntil: { $exists: false } },
+      { ...sending, claimedUntil: { $lt: now.toISOString() } },
+    ],
+  };
+}
+
+/** The claim itself: the attempt counted, the retry's time spent, the lease this mailer's. */
+export const claim = (holder: string, now: Date): Update => ({
+  $set: { status: 'SENDING', claimedBy: holder, claimedUntil: new Date(now.getTime() + CLAIM_LEASE_MS).toISOString() },
+  $unset: { retryAt: '' },
+  $inc: { attempts: 1 },
+});
+
+/** What an attempt's end takes off the email (finished, or to be tried again by any mailer). */
+export const RELEASED = { claimedBy: '', claimedUntil: '' } as const;
+
