@@ -144,7 +144,9 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
     if (failure.kind === 'refused') {
       // The message or its sender, not the recipient: nothing to bounce, suppress or retry.
       await finish(p, email, 'FAILED', { reason: `The relay refused the message: ${failure.response}`, response: failure.response });
-      await sentAlone();
+      // On any attempt: its only event, recorded once by its id, and an earlier attempt's may
+      // have died with its mailer.
+      await publishResult(p, email, 'email.sent');
       commits.finished(emailId);
       return;
     }

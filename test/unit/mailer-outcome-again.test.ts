@@ -19,13 +19,16 @@ import { loadConfig } from '../../runtime/config.ts';
 import { embeddedAdapters } from '../../runtime/embedded.ts';
 import { eventually } from '../harness/client.ts';
 import { emailDoc } from '../harness/emails.ts';
+import { startSmtpSink, type SmtpSink } from '../harness/smtp-sink.ts';
 
 let running: Running | undefined;
+let sink: SmtpSink | undefined;
 let dir: string | undefined;
 afterEach(async () => {
   await running?.close();
+  await sink?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
-  running = dir = undefined;
+  running = sink = dir = undefined;
 });
 
 it('a message for an email finished before its outcome was published publishes the outcome; one for an email never sent publishes none', async () => {
@@ -73,4 +76,26 @@ it('a message for an email finished before its outcome was published publishes t
   expect(await eventIds(skipped)).toEqual([]);
   // The emails stay as they were finished.
   expect((await emails(p).find({ _id: { $in: [bounced._id, delivered._id, refused._id, skipped._id] } })).map((e) => e.status).sort()).toEqual(['BOUNCED', 'DELIVERED', 'FAILED', 'SKIPPED']);
+});
+
+// A relay's refusal (FAILED) has email.sent as its only event. The first attempt records it
+// alone when a retry is ahead; a mailer that died before publishing it left a later attempt to.
+it('an email the relay refuses on a later attempt records email.sent, the one an earlier attempt may have lost', async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mailroom-refused-later-'));
+  sink = await startSmtpSink();
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0', SMTP_URL: sink.url });
+  const log = pino({ level: 'silent' });
+  running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
+  const p = running.platform;
+  const to = 'refused@customer.example';
+  const { id: contactId } = await resolveContact(p, 'p1', to, true);
+  // A system email has no domain or gate to pass; its contact is what records the event.
+  const email = emailDoc({ _id: 'e-refused-later', projectId: 'p1', kind: 'system', to, contactId, subject: 'Hi', html: '<p>Hi</p>', attempts: 1, reason: 'Retrying: connection refused' });
+  sink.refuseRecipients.set(to, '554 5.7.1 <relay>: Relay access denied');
+  await emails(p).insertOne(email);
+  await p.pubsub.publish<OutboundMessage>(OUTBOUND_TOPIC, { emailId: email._id, projectId: null });
+
+  await eventually(async () => ((await emails(p).findOne({ _id: email._id }))?.status === 'FAILED' ? true : undefined), 10_000, 'the email refused');
+  await eventually(async () => ((await events(p.store).findOne({ _id: `${email._id}:email.sent` })) ? true : undefined), 10_000, 'email.sent recorded');
+  expect((await emails(p).findOne({ _id: email._id }))?.attempts).toBe(2);
 });
