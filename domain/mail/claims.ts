@@ -1,10 +1,13 @@
 import type { Filter, Update } from '../../ports/store.ts';
 
 /**
- * How long a mailer's claim on an email keeps other mailers off it: longer than any attempt (its
- * SMTP send times out after a minute, apps/mailer/mailer.ts), so only a mailer gone or stuck loses it.
+ * How long a mailer's claim on an email keeps other mailers off it: an attempt's SMTP send times
+ * out after a minute (apps/mailer/mailer.ts), and a minute more is left for its store writes, so
+ * only a mailer gone or stuck loses it. Not longer: a mailer replica that dies leaves its claims
+ * (as many as its pub/sub concurrency, 10 on Dapr) to messages Dapr hands another replica 60 s
+ * later (processingTimeout), and each holds one of that replica's workers until its lease is over.
  */
-export const CLAIM_LEASE_MS = 5 * 60_000;
+export const CLAIM_LEASE_MS = 2 * 60_000;
 
 /**
  * Which email a message for `emailId` may claim for an attempt (apps/mailer/mailer.ts). A QUEUED
