@@ -43,4 +43,3 @@ export const claim = (holder: string, now: Date): Update => ({
 
 /** What an attempt's end takes off the email (finished, or to be tried again by any mailer). */
 export const RELEASED = { claimedBy: '', claimedUntil: '' } as const;
-
