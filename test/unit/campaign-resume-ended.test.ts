@@ -4,35 +4,20 @@
 // SENDING in its projection. Here that leftover is written as such and the platform started on it:
 // the resume's wake-up makes the projection say what the state says, and skips a cancelled
 // campaign's emails not claimed yet. (Embedded, a turn commits whole; the repair is the same.)
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ACTOR_STATE_COLLECTION } from '../../adapters/embedded/actor-host.ts';
 import { CAMPAIGN_ACTOR } from '../../actors/campaign/actor.ts';
 import { decide, type CampaignState } from '../../actors/campaign/behaviour.ts';
 import { campaigns } from '../../domain/campaigns/collection.ts';
 import { emails } from '../../domain/mail/outbound.ts';
-import { boot, type Running } from '../../runtime/boot.ts';
-import { loadConfig } from '../../runtime/config.ts';
-import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { bootedPlatform } from '../harness/booted.ts';
 import { eventually } from '../harness/client.ts';
 import { emailDoc } from '../harness/emails.ts';
 
-let running: Running | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await running?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  running = dir = undefined;
-});
+const platform = bootedPlatform();
 
 it('a campaign ended in its state and SENDING in its projection is shown ended after a start, its unclaimed emails skipped', async () => {
-  dir = await mkdtemp(join(tmpdir(), 'mailroom-campaign-ended-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0' });
-  const log = pino({ level: 'silent' });
-  const start = async () => (running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: false }, log));
+  const start = () => platform.start({ mailer: false });
 
   // What the interrupted turns left: the state ended, the projection as the turn before saved it.
   const content = { name: 'News', description: null, subject: 'Hi', body: '<p>Hi</p>', from: 'news@shop.example', fromName: null, replyTo: null, audienceType: 'ALL', segmentId: null, audienceCondition: null } as const;
@@ -50,7 +35,7 @@ it('a campaign ended in its state and SENDING in its projection is shown ended a
   // The cancelled one's emails: one sent before the cancel, one its skip never reached.
   const email = (id: string, status: 'DELIVERED' | 'QUEUED') => emailDoc({ _id: id, kind: 'marketing', source: 'campaign', sourceId: 'c-cancelled', status });
   await emails(p).insertMany([email('e-delivered', 'DELIVERED'), email('e-queued', 'QUEUED')]);
-  await running!.close();
+  await platform.stop();
 
   p = (await start()).platform;
   const status = async (id: string) => (await campaigns(p.store).findOne({ _id: id }))?.status;

@@ -4,39 +4,22 @@
 // lease has run out: another mailer's live attempt is left alone, or two mailers send it. Here, on
 // the whole embedded platform (boot) and a real SMTP server, with the other mailer's claims written
 // as it leaves them.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { CLAIM_LEASE_MS } from '../../domain/mail/claims.ts';
 import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
-import { boot, type Running } from '../../runtime/boot.ts';
-import { loadConfig } from '../../runtime/config.ts';
-import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { bootedPlatform } from '../harness/booted.ts';
 import { eventually } from '../harness/client.ts';
 import { emailDoc } from '../harness/emails.ts';
-import { startSmtpSink, type SmtpSink } from '../harness/smtp-sink.ts';
 
-let running: Running | undefined;
-let sink: SmtpSink | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await running?.close();
-  await sink?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  running = sink = dir = undefined;
-});
+const platform = bootedPlatform();
 
 it("a message for an email another mailer holds waits until that claim's lease is over; this mailer's own and lapsed claims are taken at once", { timeout: 60_000 }, async () => {
-  dir = await mkdtemp(join(tmpdir(), 'mailroom-claims-'));
-  sink = await startSmtpSink();
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0', SMTP_URL: sink.url });
-  const log = pino({ level: 'silent' });
-  running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
-  const p = running.platform;
-  const me = await readFile(join(dir, 'mailer', 'holder'), 'utf8');
+  const sink = await platform.sink();
+  const p = (await platform.start()).platform;
+  const me = await readFile(join(platform.dir, 'mailer', 'holder'), 'utf8');
   const live = new Date(Date.now() + CLAIM_LEASE_MS).toISOString();
 
   // The platform's own mail (no project, no gate), each SENDING as a mailer's attempt left it.

@@ -3,40 +3,21 @@
 // outbound message unacknowledged. The message then comes again: here it is published again, on
 // the whole embedded platform (boot), so the contact records it and a bounce suppresses the address
 // (and the request's attachments go, as after the finish).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
 import { events } from '../../domain/events/collection.ts';
 import { emailAttachments, emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { suppressionId, suppressions } from '../../domain/suppressions/collection.ts';
-import { boot, type Running } from '../../runtime/boot.ts';
-import { loadConfig } from '../../runtime/config.ts';
-import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { bootedPlatform } from '../harness/booted.ts';
 import { eventually } from '../harness/client.ts';
 import { emailDoc } from '../harness/emails.ts';
-import { startSmtpSink, type SmtpSink } from '../harness/smtp-sink.ts';
 
-let running: Running | undefined;
-let sink: SmtpSink | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await running?.close();
-  await sink?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  running = sink = dir = undefined;
-});
+const platform = bootedPlatform();
 
 it('a message for an email finished before its outcome was published publishes the outcome; one for an email never sent publishes none', async () => {
-  dir = await mkdtemp(join(tmpdir(), 'mailroom-outcome-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0' });
-  const log = pino({ level: 'silent' });
-  running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
-  const p = running.platform;
+  const p = (await platform.start()).platform;
 
   const final = async (name: string, fields: Partial<EmailDoc>) => {
     const to = `${name}@customer.example`;
@@ -81,12 +62,8 @@ it('a message for an email finished before its outcome was published publishes t
 // A relay's refusal (FAILED) has email.sent as its only event. The first attempt records it
 // alone when a retry is ahead; a mailer that died before publishing it left a later attempt to.
 it('an email the relay refuses on a later attempt records email.sent, the one an earlier attempt may have lost', async () => {
-  dir = await mkdtemp(join(tmpdir(), 'mailroom-refused-later-'));
-  sink = await startSmtpSink();
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0', SMTP_URL: sink.url });
-  const log = pino({ level: 'silent' });
-  running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: true }, log);
-  const p = running.platform;
+  const sink = await platform.sink();
+  const p = (await platform.start()).platform;
   const to = 'refused@customer.example';
   const { id: contactId } = await resolveContact(p, 'p1', to, true);
   // A system email has no domain or gate to pass; its contact is what records the event.
