@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
+import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { boot, type Running } from '../../runtime/boot.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { embeddedAdapters } from '../../runtime/embedded.ts';
+import { eventually } from './client.ts';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 
 /**
@@ -40,6 +42,12 @@ export function bootedPlatform() {
     async stop(): Promise<void> {
       await running?.close();
       running = undefined;
+    },
+    /** Until no message waits in the queue or is being handled: what a check that nothing more comes waits for. */
+    async untilIdle(): Promise<void> {
+      if (!running) throw new Error('the platform is not running');
+      const pubsub = running.platform.pubsub as EmbeddedPubSub;
+      await eventually(async () => (pubsub.pending === 0 && pubsub.inFlight === 0 ? true : undefined), 10_000, 'the queues idle');
     },
     /** The DATA_DIR (after the first start). */
     get dir(): string {

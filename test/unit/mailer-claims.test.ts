@@ -7,7 +7,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { CLAIM_LEASE_MS } from '../../domain/mail/claims.ts';
 import { emails, OUTBOUND_TOPIC, type EmailDoc, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { bootedPlatform } from '../harness/booted.ts';
@@ -50,7 +49,6 @@ it("a message for an email another mailer holds waits until that claim's lease i
     expect(stored.claimedUntil).toBeUndefined();
   }
   // Idle (no message waiting or being handled), and each went out once.
-  const pubsub = p.pubsub as EmbeddedPubSub;
-  await eventually(async () => (pubsub.pending === 0 && pubsub.inFlight === 0 ? true : undefined), 10_000, 'the queues idle');
+  await platform.untilIdle();
   expect(sink.messages.map((m) => m.rcptTo[0]).sort()).toEqual([held.to, lapsed.to, mine.to, unleased.to]);
 });

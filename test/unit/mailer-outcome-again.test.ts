@@ -4,7 +4,6 @@
 // the whole embedded platform (boot), so the contact records it and a bounce suppresses the address
 // (and the request's attachments go, as after the finish).
 import { expect, it } from 'vitest';
-import type { EmbeddedPubSub } from '../../adapters/embedded/pubsub.ts';
 import { contacts } from '../../domain/contacts/collection.ts';
 import { resolveContact } from '../../domain/contacts/service.ts';
 import { events } from '../../domain/events/collection.ts';
@@ -52,8 +51,7 @@ it('a message for an email finished before its outcome was published publishes t
   await eventually(async () => ((await emailAttachments(p).findOne({ _id: 'att-refused' })) === null ? true : undefined), 10_000, 'the attachments dropped');
 
   // Idle: no message waiting or being handled; the email the gate or a cancel stopped has no outcome.
-  const pubsub = p.pubsub as EmbeddedPubSub;
-  await eventually(async () => (pubsub.pending === 0 && pubsub.inFlight === 0 ? true : undefined), 10_000, 'the queues idle');
+  await platform.untilIdle();
   expect(await eventIds(skipped)).toEqual([]);
   // The emails stay as they were finished.
   expect((await emails(p).find({ _id: { $in: [bounced._id, delivered._id, refused._id, skipped._id] } })).map((e) => e.status).sort()).toEqual(['BOUNCED', 'DELIVERED', 'FAILED', 'SKIPPED']);
