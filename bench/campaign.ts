@@ -442,8 +442,12 @@ async function runPlatform(
 
 // ---- report -------------------------------------------------------------------------------------
 
+/** Emails a second over a phase. */
+const rate = (p: Phase) => p.emails / p.seconds;
+/** The platform's CPU an email (ms). */
+const cpuPerEmail = (p: PlatformOutcome) => (1000 * p.phase.cpu.sender) / p.phase.emails;
+
 function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
-  const rate = (p: Phase) => p.emails / p.seconds;
   const rows = [...yardsticks, ...platforms.map((p) => p.phase)];
   // Against the mean of the runs before and after the platform's: the machine's speed moves.
   const yardstick = yardsticks.length ? yardsticks.reduce((sum, p) => sum + rate(p), 0) / yardsticks.length : undefined;
@@ -454,7 +458,6 @@ function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
     if (other) cells.push(ratio ? `${fmt(value(here) / value(other), 2)}×` : '');
     return `| ${bold ? `**${label}**` : label} | ${cells.join(' | ')} |`;
   };
-  const cpuPerEmail = (p: PlatformOutcome) => (1000 * p.phase.cpu.sender) / p.phase.emails;
   const lines = [
     `| sender → ${options.relayRttMs ? `sink answering ${options.relayRttMs} ms late` : 'loopback sink'} | emails | emails/s | × yardstick (mean of its runs) | sender CPU per email (ms) | sender CPU (cores) | sink CPU per email (ms) | other processes CPU (cores) | sender peak RSS, VmHWM (MiB) |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -487,15 +490,15 @@ interface Pair {
 
 /** This tree's rate and CPU an email over the ref's, pair by pair, and their medians. */
 function roundsSummary(pairs: Pair[]): string {
-  const rate = (p: PlatformOutcome) => p.phase.emails / p.phase.seconds;
-  const cpu = (p: PlatformOutcome) => p.phase.cpu.sender / p.phase.emails;
+  const faster = ({ here, ref }: Pair) => rate(here.phase) / rate(ref.phase);
+  const dearer = ({ here, ref }: Pair) => cpuPerEmail(here) / cpuPerEmail(ref);
   const each = pairs.map(
-    ({ here, ref, refFirst }) =>
-      `${fmt(rate(here) / rate(ref), 2)}× (${fmt(rate(here), 0)} / ${fmt(rate(ref), 0)}/s, CPU ${fmt(cpu(here) / cpu(ref), 2)}×${refFirst ? ', ref first' : ''})`,
+    (pair) =>
+      `${fmt(faster(pair), 2)}× (${fmt(rate(pair.here.phase), 0)} / ${fmt(rate(pair.ref.phase), 0)}/s, CPU ${fmt(dearer(pair), 2)}×${pair.refFirst ? ', ref first' : ''})`,
   );
   return (
     `this tree over the ref, round by round (emails/s; CPU an email): ${each.join('; ')}; ` +
-    `median ${fmt(median(pairs.map(({ here, ref }) => rate(here) / rate(ref))), 2)}× the rate, ${fmt(median(pairs.map(({ here, ref }) => cpu(here) / cpu(ref))), 2)}× the CPU an email`
+    `median ${fmt(median(pairs.map(faster)), 2)}× the rate, ${fmt(median(pairs.map(dearer)), 2)}× the CPU an email`
   );
 }
 
@@ -523,7 +526,7 @@ async function main(): Promise<number> {
   const measureYardstick = async (when: 'before' | 'after') => {
     if (!options.yardstick) return;
     const run = await runYardstick(sink, profileRoot, when);
-    console.error(`[yardstick ${when}] ${fmt(run.emails / run.seconds, 0)} emails/s`);
+    console.error(`[yardstick ${when}] ${fmt(rate(run), 0)} emails/s`);
     yardsticks.push(run);
   };
   await measureYardstick('before');
@@ -543,7 +546,7 @@ async function main(): Promise<number> {
           const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}${round === 0 ? '' : `k${round}`}`;
           const platform = await runPlatform(sink, trees[i], { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
           if (options.rounds > 1) platform.label += ` (round ${round + 1})`;
-          console.error(`[${platform.label}] ${fmt(platform.phase.emails / platform.phase.seconds, 0)} emails/s`);
+          console.error(`[${platform.label}] ${fmt(rate(platform.phase), 0)} emails/s`);
           ran[i] = platform;
         }
         platforms.push(...ran);
