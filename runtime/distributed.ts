@@ -1,7 +1,7 @@
 import { CommunicationProtocolEnum, DaprClient, DaprServer, GRPCClient, LogLevel } from '@dapr/dapr';
-import express from 'express';
 import type { Logger } from 'pino';
 import { DaprActorRuntime } from '../adapters/dapr/actors.ts';
+import { APP_CHANNEL_HOST, appChannel } from '../adapters/dapr/app-channel.ts';
 import { DaprPubSub } from '../adapters/dapr/pubsub.ts';
 import { GridFsBlobStore } from '../adapters/mongo/blobs.ts';
 import { MongoStore } from '../adapters/mongo/store.ts';
@@ -36,10 +36,8 @@ export async function distributedAdapters(config: Config, log: Logger, hostsActo
     logger,
   });
   const server = new DaprServer({
-    // Our express 5 answers a failing actor call or reminder with a 500, so the sidecar retries
-    // it; on the SDK's own express 4 the same failure is an unhandled rejection that ends the app.
-    serverHttp: express(),
-    serverHost: '127.0.0.1',
+    serverHttp: appChannel(),
+    serverHost: APP_CHANNEL_HOST,
     serverPort: appPort,
     communicationProtocol: CommunicationProtocolEnum.HTTP,
     clientOptions,

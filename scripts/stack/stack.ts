@@ -41,6 +41,8 @@ export interface Stack {
   names: { api: string[]; apiSidecars: string[]; mailer: string; mailerSidecar: string; mailers: string[]; mailerSidecars: string[] };
   /** The HTTP port of each app's sidecar, by process name of the app. */
   sidecarHttpPorts: Record<string, number>;
+  /** The app channel port (APP_PORT) of each app, where its sidecar calls it, by process name. */
+  appPorts: Record<string, number>;
   mongodbUrl: string;
   redisUrl: string;
   stop(): Promise<void>;
@@ -142,9 +144,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const config = await writeDaprConfig(dir, apps.map((app) => ({ appId: app.appId, internalPort: sidecars.get(app.name)![3] })));
 
     const sidecarHttpPorts: Record<string, number> = {};
+    const appPorts: Record<string, number> = {};
     const startApp = async (name: string, appId: string, entry: string, publicPort: number, readyPath?: string, env?: Record<string, string>) => {
       const [appPort, httpPort, grpcPort, internalPort, metricsPort] = sidecars.get(name)!;
       sidecarHttpPorts[name] = httpPort;
+      appPorts[name] = appPort;
       const sidecar = supervisor.start({
         name: `daprd-${name}`,
         command: bin.daprd,
@@ -189,6 +193,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         mailerSidecars: mailerNames.map((name) => `daprd-${name}`),
       },
       sidecarHttpPorts,
+      appPorts,
       mongodbUrl: appEnv.MONGODB_URL,
       redisUrl: appEnv.REDIS_URL,
       // Apps, then their sidecars, then the rest, each tier at once: one by one, the sidecars'

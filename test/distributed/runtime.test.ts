@@ -14,6 +14,7 @@ import { withRequestId } from '../../runtime/request-context.ts';
 import { freePort } from '../../scripts/stack/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ApiClient, eventually } from '../harness/client.ts';
+import { socketsOn } from '../harness/sockets.ts';
 
 async function stackIn(options: Omit<Parameters<typeof startStack>[0], 'dir' | 'port'>) {
   const dir = await mkdtemp(join(tmpdir(), 'mailroom-dist-'));
@@ -54,6 +55,19 @@ describe('actor reminders on the Dapr runtime', () => {
     expect(wake).toMatchObject({ actorId: 'plain', reminder: 'wake', times: 1 });
     await sleep(3_000);
     expect((await wakes().findOne({ _id: 'plain' }))?.times).toBe(1);
+  });
+
+  it("listens for the sidecar on loopback only, and keeps the sidecar's idle connections open", async () => {
+    const port = stack.appPorts.probe!;
+    // Actor calls on the app channel are not authenticated: no other interface may reach it.
+    expect((await socketsOn(port, 'listening')).map((socket) => socket.localAddress)).toEqual(['0100007F']);
+    // The sidecar pools its connections to the app for 90 s and does not retry a POST that meets
+    // one the app has just closed, so an idle spell past Node's 5 s default must leave them open.
+    await remind('pooled', 'pooled', 600_000);
+    const pooled = (await socketsOn(port, 'established')).map((socket) => socket.peerPort);
+    expect(pooled.length).toBeGreaterThan(0);
+    await sleep(7_000);
+    expect((await socketsOn(port, 'established')).map((socket) => socket.peerPort)).toEqual(expect.arrayContaining(pooled));
   });
 
   it("a call and the reminder it sets carry the caller's request id across the sidecars", async () => {
