@@ -87,7 +87,6 @@ export async function boot(
   await ensureSuppressionIndexes(store);
   await ensureWebhookIndexes(store);
   await ensureRawMessageIndexes(store);
-  if (roles.api) await metrics.ensureIndexes(store);
 
   const queues = roles.api ? webhookQueues(platform) : undefined;
   if (roles.api) {

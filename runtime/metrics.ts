@@ -155,11 +155,6 @@ export class Metrics {
     }
   }
 
-  /** The queue-depth gauge counts emails by status; this keeps that an index lookup. */
-  async ensureIndexes(store: DocumentStore): Promise<void> {
-    await store.ensureIndexes('emails', [{ keys: { status: 1 } }]);
-  }
-
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.#http.observe({ method, route, status: String(status) }, seconds);
   }

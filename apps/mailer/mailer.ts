@@ -47,7 +47,7 @@ export function startMailer(p: Platform): { close(): void } {
     retryForever: true,
     concurrency: mailerHandlers(p.config.smtpConnections),
   });
-  const stopRetries = startRetrySweep(p);
+  const stopRetries = startRetrySweep(p, delivering);
   return {
     close() {
       stopRetries();
@@ -249,19 +249,19 @@ async function dropAttachmentsOnceSent(p: Platform, { attachmentsId }: Pick<Emai
 type ResultDetail = { detail?: string; bounce?: BounceDetail; sentAt?: string };
 
 /**
- * A message whose claim was refused. For an email another mailer is sending: tried again later
- * (should that mailer die, its lease runs out and this message takes the email). For one waiting
- * for its next try: done, that try has a message of its own. For a final email: the mailer that
- * finished it may have died before it published the outcome (a bounce, a refusal, a delivery found
- * in the commit log: each is finished first), and its message then comes again. So the outcome is
- * published again; the contact records each event once (by its id), and its consequences
- * (suppression) are idempotent. What came after the finish is done again too: the request's
- * attachments, if it was the last.
+ * A message whose claim was refused. For an email another mailer is sending: done, the attempt is
+ * that mailer's to end, and should it die, the retry sweep gives the email a message once the
+ * lease is over (retries.ts); kept in the queue, the message held one of the Dapr component's few
+ * workers through the lease. For one waiting for its next try: done, that try has a message of its
+ * own. For a final email: the mailer that finished it may have died before it published the
+ * outcome (a bounce, a refusal, a delivery found in the commit log: each is finished first), and
+ * its message then comes again. So the outcome is published again; the contact records each event
+ * once (by its id), and its consequences (suppression) are idempotent. What came after the finish
+ * is done again too: the request's attachments, if it was the last.
  */
 async function claimRefused(p: Platform, emailId: string): Promise<void> {
-  const projection = { status: 1, retryAt: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1, attachmentsId: 1 } as const;
+  const projection = { status: 1, projectId: 1, contactId: 1, bounce: 1, response: 1, deliveredAt: 1, attachmentsId: 1 } as const;
   const email = await emails(p).findOne({ _id: emailId }, { projection });
-  if (email?.status === 'SENDING' && email.retryAt === undefined) throw new Error(`email ${emailId} is being delivered by another mailer`);
   if (!email || IN_FLIGHT.includes(email.status)) return;
   const outcome = outcomeOf(email);
   if (outcome) await publishResult(p, email, outcome.event, outcome.detail);

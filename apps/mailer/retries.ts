@@ -1,6 +1,7 @@
-import { nowIso } from '../../domain/ids.ts';
+import { lapsed, RELEASED } from '../../domain/mail/claims.ts';
 import { emails, OUTBOUND_TOPIC, type OutboundMessage } from '../../domain/mail/outbound.ts';
 import { RETRY_LEASE_MS, retrySweepMs } from '../../domain/mail/soft-bounces.ts';
+import type { Filter } from '../../ports/store.ts';
 import { startPeriodic } from '../../runtime/periodic.ts';
 import type { Platform } from '../../runtime/platform.ts';
 
@@ -17,25 +18,37 @@ const SWEEP_BATCH = 500;
  * message carries that value, which the mailer's claim asks for. A message lost after the lease is
  * made up for once the lease runs out; of two leases of one email (two mailers sweeping at once),
  * the later one's message is the one the claim lets through.
+ *
+ * A claim whose lease ran out (claims.ts: its mailer died mid-attempt) becomes such a due try too,
+ * leased and published the same way. Its own message may be gone: a mailer refused by another's
+ * live claim finishes the message (mailer.ts, claimRefused), and Redis may have lost it. The
+ * sweep passes over `delivering`, this process's attempts under way: one may outlive its lease.
  */
-export function startRetrySweep(p: Platform): () => void {
+export function startRetrySweep(p: Platform, delivering: ReadonlySet<string>): () => void {
   return startPeriodic(
     retrySweepMs(p.config.softBounceRetryHours),
-    () => sweepDueRetries(p),
+    () => sweepDueRetries(p, delivering),
     (err) => p.log.warn({ err }, 'the sweep for soft-bounce retries failed; the next sweep tries again'),
   );
 }
 
-/** One sweep: leases the due emails (up to SWEEP_BATCH), then publishes their messages in one go. */
-export async function sweepDueRetries(p: Platform): Promise<void> {
-  // Served by the emails' {retryAt} index (outbound.ts): those with a try due, whose status is tested.
-  const due = await emails(p).find({ status: 'SENDING', retryAt: { $lte: nowIso() } }, { projection: { projectId: 1, retryAt: 1 }, limit: SWEEP_BATCH });
+/** One sweep: leases the due emails and the lapsed claims (up to SWEEP_BATCH each), then publishes their messages in one go. */
+export async function sweepDueRetries(p: Platform, delivering: ReadonlySet<string> = new Set()): Promise<void> {
+  const now = new Date();
   const leased: OutboundMessage[] = [];
-  for (const email of due) {
-    const lease = new Date(Date.now() + RETRY_LEASE_MS).toISOString();
-    const { modified } = await emails(p).updateOne({ _id: email._id, status: 'SENDING', retryAt: email.retryAt }, { $set: { retryAt: lease } });
-    if (modified === 1) leased.push({ emailId: email._id, projectId: email.projectId, retryAt: lease });
-  }
+  // `as`: the email as read, so that of two sweeps at once only one leases it.
+  const lease = async (email: { _id: string; projectId: string | null }, as: Filter, claim?: typeof RELEASED) => {
+    const retryAt = new Date(Date.now() + RETRY_LEASE_MS).toISOString();
+    const { modified } = await emails(p).updateOne({ _id: email._id, ...as }, { $set: { retryAt }, ...(claim ? { $unset: claim } : {}) });
+    if (modified === 1) leased.push({ emailId: email._id, projectId: email.projectId, retryAt });
+  };
+  // Served by the emails' {retryAt} index (outbound.ts): those with a try due, whose status is tested.
+  const due = await emails(p).find({ status: 'SENDING', retryAt: { $lte: now.toISOString() } }, { projection: { projectId: 1, retryAt: 1 }, limit: SWEEP_BATCH });
+  for (const email of due) await lease(email, { status: 'SENDING', retryAt: email.retryAt });
+  // Served by the emails' {status} index: the SENDING ones (at most the mailers' attempts in flight
+  // and the soft bounces' waits), whose leases are tested.
+  const abandoned = await emails(p).find(lapsed(now), { projection: { projectId: 1, claimedUntil: 1 }, limit: SWEEP_BATCH });
+  for (const email of abandoned) if (!delivering.has(email._id)) await lease(email, { ...lapsed(now), claimedUntil: email.claimedUntil }, RELEASED);
   // A crash before this leaves the leases to run out: the next sweep after them publishes again.
   await p.pubsub.publishMany(OUTBOUND_TOPIC, leased);
 }

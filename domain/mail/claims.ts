@@ -4,10 +4,12 @@ import type { Filter, Update } from '../../ports/store.ts';
  * How long a mailer's claim on an email keeps other mailers off it: an attempt's SMTP send times
  * out after a minute (apps/mailer/mailer.ts), and a minute more is left for its store writes, so
  * only a mailer gone or stuck loses it. Not longer: a mailer replica that dies leaves its claims
- * (as many as its pub/sub concurrency, 10 on Dapr) to messages Dapr hands another replica 60 s
- * later (processingTimeout), and each holds one of that replica's workers until its lease is over.
+ * (as many as its pub/sub concurrency, 10 on Dapr) unsent until their leases are over.
  */
 export const CLAIM_LEASE_MS = 2 * 60_000;
+
+/** An attempt under way, or one a mailer died in (not a soft bounce's wait for its next try). */
+const SENDING = { status: 'SENDING', retryAt: { $exists: false } } as const;
 
 /**
  * Which email a message for `emailId` may claim for an attempt (apps/mailer/mailer.ts). A QUEUED
@@ -21,18 +23,24 @@ export const CLAIM_LEASE_MS = 2 * 60_000;
  * QUEUED emails again; a retry's older lease) was claimed on a second mailer too, and sent twice.
  */
 export function claimable(emailId: string, holder: string, now: Date, retryAt?: string): Filter {
-  const sending = { status: 'SENDING', retryAt: { $exists: false } };
   return {
     _id: emailId,
     $or: [
       { status: 'QUEUED' },
       ...(retryAt ? [{ status: 'SENDING', retryAt }] : []),
-      { ...sending, claimedBy: holder },
-      { ...sending, claimedUntil: { $exists: false } },
-      { ...sending, claimedUntil: { $lt: now.toISOString() } },
+      { ...SENDING, claimedBy: holder },
+      { ...SENDING, claimedUntil: { $exists: false } },
+      lapsed(now),
     ],
   };
 }
+
+/**
+ * A SENDING email whose claim's lease has run out: its mailer died (or is stuck past its SMTP
+ * timeout) and never ended the attempt. Any message for it claims it; the retry sweep
+ * (apps/mailer/retries.ts) gives it a message of its own, should no other come.
+ */
+export const lapsed = (now: Date): Filter => ({ ...SENDING, claimedUntil: { $lt: now.toISOString() } });
 
 /** The claim itself: the attempt counted, the retry's time spent, the lease this mailer's. */
 export const claim = (holder: string, now: Date): Update => ({

@@ -145,6 +145,9 @@ export async function ensureEmailIndexes(store: Platform['store']): Promise<void
     // as well: retryAt changes for soft bounces only, status for every email (the store leaves an
     // index whose fields a write did not change alone).
     { keys: { retryAt: 1 } },
+    // The queue-depth gauge's counts by status (runtime/metrics.ts), and the SENDING emails whose
+    // claim's lease has run out (apps/mailer/retries.ts).
+    { keys: { status: 1 } },
   ]);
   store.cacheReads('email_contents'); // read for every email of a campaign, written once
 }

@@ -31,12 +31,15 @@ export function bootedPlatform() {
     async sink(): Promise<SmtpSink> {
       return (sink ??= await startSmtpSink());
     },
-    /** Starts the platform on this test's DATA_DIR: the API's roles (the start-up resume) and, unless told, the mailer. */
-    async start(roles: { mailer: boolean } = { mailer: true }): Promise<Running> {
+    /**
+     * Starts the platform on this test's DATA_DIR: the API's roles (the start-up resume) and, unless
+     * told, the mailer; `env`, more of its environment.
+     */
+    async start({ mailer = true, env = {} }: { mailer?: boolean; env?: Record<string, string> } = {}): Promise<Running> {
       dir ??= await mkdtemp(join(tmpdir(), 'mailroom-booted-'));
-      const config = loadConfig({ DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0', ...(sink ? { SMTP_URL: sink.url } : {}) });
+      const config = loadConfig({ ...env, DATA_DIR: dir, PORT: '0', INBOUND_SMTP_PORT: '0', ...(sink ? { SMTP_URL: sink.url } : {}) });
       const log = pino({ level: 'silent' });
-      running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer: roles.mailer }, log);
+      running = await boot(config, await embeddedAdapters(config, log), { api: true, mailer }, log);
       return running;
     },
     async stop(): Promise<void> {
