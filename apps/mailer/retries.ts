@@ -37,9 +37,9 @@ export async function sweepDueRetries(p: Platform, delivering: ReadonlySet<strin
   const now = new Date();
   const leased: OutboundMessage[] = [];
   // `as`: the email as read, so that of two sweeps at once only one leases it.
-  const lease = async (email: { _id: string; projectId: string | null }, as: Filter, claim?: typeof RELEASED) => {
+  const lease = async (email: { _id: string; projectId: string | null }, as: Filter, unset?: typeof RELEASED) => {
     const retryAt = new Date(Date.now() + RETRY_LEASE_MS).toISOString();
-    const { modified } = await emails(p).updateOne({ _id: email._id, ...as }, { $set: { retryAt }, ...(claim ? { $unset: claim } : {}) });
+    const { modified } = await emails(p).updateOne({ _id: email._id, ...as }, { $set: { retryAt }, ...(unset ? { $unset: unset } : {}) });
     if (modified === 1) leased.push({ emailId: email._id, projectId: email.projectId, retryAt });
   };
   // Served by the emails' {retryAt} index (outbound.ts): those with a try due, whose status is tested.
