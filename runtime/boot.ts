@@ -123,6 +123,10 @@ export async function boot(
   if (app) {
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(config.port, () => resolve(s));
+      // Longer than the idle timeout of the load balancer in front (60 s on AWS's ALB, nginx's
+      // upstream keepalive): Node's 5 s default closes connections the balancer still holds, and
+      // a request it sends on one just closed is answered 502 (docs/decisions.md, "Operations").
+      s.keepAliveTimeout = config.httpKeepAliveSeconds * 1000;
     });
   }
   log.info({ port: config.port, roles }, 'mailroom started');

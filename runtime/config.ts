@@ -4,6 +4,8 @@ import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 /** The environment of DESIGN.md's operational contract, read once at start-up. */
 export interface Config {
   port: number;
+  /** How long the HTTP server on PORT keeps an idle keep-alive connection open (seconds). */
+  httpKeepAliveSeconds: number;
   publicUrl: string;
   dataDir: string;
   /** SQLite page cache of the embedded store, in MiB: the bound on its memory. */
@@ -95,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
+    httpKeepAliveSeconds: positive('HTTP_KEEP_ALIVE_SECONDS', 65, env),
     publicUrl,
     dataDir: env.DATA_DIR || './data',
     sqliteCacheMb: positiveInt('SQLITE_CACHE_MB', DEFAULT_CACHE_MB, env),
