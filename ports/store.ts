@@ -97,5 +97,11 @@ export interface DocumentStore {
    * write it acknowledged has changed.
    */
   cacheReads(collection: string): void;
+  /**
+   * Runs `work` so that the writes it makes are committed together or not at all, and resolves
+   * once they are durable: the embedded SQLite store's unit (an actor turn is one). A store
+   * without it (MongoDB here: no transaction across documents) writes them one by one.
+   */
+  unit?<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -15,8 +15,10 @@
  *    removes them;
  * 3. then they are published, repeats too: a crash between the insert and the publish then loses
  *    no workflow or webhook, and the handlers do nothing twice.
- * A crash between 1 and 2 leaves the counts one short (the repeat is not counted); the turn's
- * order (counts first) left them one over.
+ * On the embedded store 1 and 2 are one unit, committed together or not at all, so a crash
+ * between them leaves neither and the repeat records and counts them once. Distributed (MongoDB:
+ * no transaction across documents) it leaves the counts one short (the repeat is not counted);
+ * the turn's order (counts first) left them one over.
  */
 import { contacts } from '../../domain/contacts/collection.ts';
 import { events as eventsOf, type EventDoc } from '../../domain/events/collection.ts';
@@ -46,6 +48,15 @@ export async function recordSystemEvents(p: Platform, batch: SystemEventsFor[], 
   const planned = batch.map(({ projectId, contactId, events }) =>
     systemRecorded(events).map((e): EventDoc => ({ _id: e.id ?? newId(), projectId, contactId, name: e.name, data: e.data, system: true, createdAt: e.at ?? at })),
   );
+  const written = () => insertAndCount(p, batch, planned);
+  const { fresh, found } = await (p.store.unit ? p.store.unit(written) : written());
+  await publishRecorded(p, planned.filter((_, i) => found[i]));
+  await syncTracked(p, batch.filter((_, i) => found[i] && fresh[i].length > 0));
+  return batch.map((_, i) => ({ gone: !found[i], eventIds: found[i] ? fresh[i].map((doc) => doc._id) : [] }));
+}
+
+/** Steps 1 and 2 above: which of each contact's events are new, and whether the contact is there. */
+async function insertAndCount(p: Platform, batch: SystemEventsFor[], planned: EventDoc[][]): Promise<{ fresh: EventDoc[][]; found: boolean[] }> {
   const inserted = new Set(await eventsOf(p.store).insertNew(planned.flat()));
   const fresh = planned.map((docs) => docs.filter((doc) => inserted.has(doc._id)));
   // Each contact's counts, by id (one index lookup each, in MongoDB and FerretDB alike); a
@@ -61,9 +72,7 @@ export async function recordSystemEvents(p: Platform, batch: SystemEventsFor[], 
   // By id, one at a time: rare, and FerretDB would scan every event for an `$in`.
   const orphans = planned.flatMap((docs, i) => (found[i] ? [] : docs.map((doc) => doc._id)));
   await Promise.all(orphans.map((_id) => eventsOf(p.store).deleteOne({ _id })));
-  await publishRecorded(p, planned.filter((_, i) => found[i]));
-  await syncTracked(p, batch.filter((_, i) => found[i] && fresh[i].length > 0));
-  return batch.map((_, i) => ({ gone: !found[i], eventIds: found[i] ? fresh[i].map((doc) => doc._id) : [] }));
+  return { fresh, found };
 }
 
 /**

@@ -115,8 +115,8 @@ export class SqliteStore implements DocumentStore {
   }
 
   /**
-   * Runs an actor turn as one unit: its writes are committed together, and it resolves once they
-   * are durable (see database.ts).
+   * Runs an actor turn (or a group of the mailer's deliveries) as one unit: its writes are
+   * committed together, and it resolves once they are durable (see database.ts).
    */
   unit<T>(turn: () => Promise<T>): Promise<T> {
     return this.#db.unit(turn);
