@@ -123,7 +123,8 @@ it('a crash between the insert of a group and its counts leaves the counts neith
   store = await openStore(dir);
   cleanups.unshift(() => store.close()); // before the directory goes
   const p = embeddedPlatform(store);
-  await Promise.all(results.map((result) => new DeliveryRecords(p).record(result)));
+  const records = new DeliveryRecords(p);
+  await Promise.all(results.map((result) => records.record(result)));
   for (const id of ids) {
     expect(await events(p.store).countDocuments({ contactId: id })).toBe(2);
     const stats = (await contacts(p.store).findOne({ _id: id }))!.eventStats ?? {};
