@@ -63,6 +63,11 @@
  * before (ABBA…), and prints this tree's rate and CPU an email over the ref's for each pair and
  * their medians: on a machine whose speed moves by a fifth between minutes, the unchanged tree's
  * pairs spread over ±20%, so one pair each way cannot show a change of 10% (session 34).
+ * `--rounds N` without `--compare-ref` runs the platform N times with the yardstick between every
+ * two and around them (Y P Y P … Y), and prints each platform's rate and CPU an email over the mean
+ * of the two yardstick runs beside it, and their medians: plain nodemailer's own CPU an email moved
+ * from 0.79 to 0.48 ms within six minutes while the platform's stayed put (session 37), so one
+ * run's ratio says more about the yardstick's moment than about the platform.
  *
  * Results are printed and appended to bench/results/campaign.md (unless --no-record or --cpu-prof).
  */
@@ -125,7 +130,7 @@ const options = {
   smtpConnections: wholeOption('smtp-connections', args['smtp-connections'], 1),
   record: !args['no-record'] && !args['cpu-prof'],
 };
-if (options.rounds > 1 && !options.compareRef) throw new Error('--rounds needs --compare-ref: a round is one pair of this tree and the ref');
+if (options.rounds > 1 && !options.compareRef && !options.yardstick) throw new Error('--rounds needs --compare-ref (pairs of this tree and the ref) or the yardstick (a yardstick run between every two platforms)');
 if (options.rounds > 1 && (options.modes.length > 1 || options.mailerReplicas.length > 1)) throw new Error('--rounds compares one platform shape: one mode, one mailer count');
 
 /**
@@ -150,8 +155,12 @@ interface Phase {
   loadBefore: string;
 }
 
-async function runYardstick(sink: Sink, profileRoot: string | undefined, when: 'before' | 'after'): Promise<Phase> {
-  const key = when === 'before' ? 'yd' : 'yda';
+/** Where a yardstick run stands: before the platform, after it, or after round N of yardstick rounds. */
+type YardstickPlace = 'before' | 'after' | number;
+
+async function runYardstick(sink: Sink, profileRoot: string | undefined, place: YardstickPlace): Promise<Phase> {
+  const when = typeof place === 'number' ? `after round ${place}` : place;
+  const key = place === 'before' ? 'yd' : place === 'after' ? 'yda' : `yd${place}`;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const config: YardstickConfig = {
     variant: options.relaySigns ? 'nodelay' : 'dkim-nodelay',
@@ -170,7 +179,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined, when: '
   };
   const loadBefore = loadAverage();
   console.error(`[yardstick] nodemailer pool ×${options.smtpConnections}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
-  const profileDir = profileRoot && join(profileRoot, `yardstick-${when}`);
+  const profileDir = profileRoot && join(profileRoot, `yardstick-${when.replaceAll(' ', '-')}`);
   const proc = startChild('yardstick', 'bench/send-yardstick.ts', { ...process.env, BENCH_YARDSTICK: JSON.stringify(config) }, profileDir);
   const sinkBefore = processCpuSeconds(sink.proc.pid);
   const busyBefore = machineBusySeconds();
@@ -198,7 +207,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined, when: '
   const ok =
     stats.count === options.yardstickEmails && stats.distinct === options.yardstickEmails && stats.duplicates === 0 && stats.signed === (options.relaySigns ? 0 : stats.count);
   return {
-    name: `raw nodemailer: pool ×${options.smtpConnections}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick, ${when} the platform)`,
+    name: `raw nodemailer: pool ×${options.smtpConnections}, TCP_NODELAY, ${options.relaySigns ? 'no DKIM' : 'built-in DKIM'} (yardstick, ${typeof place === 'number' ? when : `${when} the platform`})`,
     emails: options.yardstickEmails,
     seconds,
     cpu: { sender: result.cpuSeconds, sink: sinkCpu, self: 0, others: Math.max(0, busy - result.cpuSeconds - sinkCpu), wall: seconds },
@@ -502,6 +511,24 @@ function roundsSummary(pairs: Pair[]): string {
   );
 }
 
+/**
+ * Yardstick rounds: each platform's rate and CPU an email over the mean of the two yardstick runs
+ * beside it (`yardsticks[r]` before round r, `yardsticks[r + 1]` after), and their medians.
+ */
+function yardstickRoundsSummary(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
+  const around = (r: number, of: (p: Phase) => number) => (of(yardsticks[r]) + of(yardsticks[r + 1])) / 2;
+  const phaseCpu = (p: Phase) => (1000 * p.cpu.sender) / p.emails;
+  const faster = platforms.map((p, r) => rate(p.phase) / around(r, rate));
+  const cheaper = platforms.map((p, r) => cpuPerEmail(p) / around(r, phaseCpu));
+  const each = platforms.map(
+    (p, r) => `${fmt(faster[r], 2)}× (${fmt(rate(p.phase), 0)} / ${fmt(around(r, rate), 0)}/s, CPU ${fmt(cheaper[r], 2)}×: ${fmt(cpuPerEmail(p), 3)} / ${fmt(around(r, phaseCpu), 3)} ms)`,
+  );
+  return (
+    `the platform over the yardstick runs beside it, round by round (emails/s; CPU an email): ${each.join('; ')}; ` +
+    `median ${fmt(median(faster), 2)}× the rate, ${fmt(median(cheaper), 2)}× the CPU an email`
+  );
+}
+
 /** Emails a second over each tenth of `times` (the sink's arrival times, from `startUs`). */
 function ratesByTenth(startUs: number, times: number[]): number[] {
   const sorted = [...times].sort((a, b) => a - b);
@@ -523,12 +550,14 @@ async function main(): Promise<number> {
   const sink = await Sink.start(options.relayRttMs);
   console.error(`[sink] listening on ${sink.url}`);
   const yardsticks: Phase[] = [];
-  const measureYardstick = async (when: 'before' | 'after') => {
+  const measureYardstick = async (place: YardstickPlace) => {
     if (!options.yardstick) return;
-    const run = await runYardstick(sink, profileRoot, when);
-    console.error(`[yardstick ${when}] ${fmt(rate(run), 0)} emails/s`);
+    const run = await runYardstick(sink, profileRoot, place);
+    console.error(`[yardstick ${typeof place === 'number' ? `after round ${place}` : place}] ${fmt(rate(run), 0)} emails/s`);
     yardsticks.push(run);
   };
+  /** `--rounds` without `--compare-ref`: the yardstick runs between the rounds (Y P Y P … Y). */
+  const yardstickRounds = options.rounds > 1 && !options.compareRef;
   await measureYardstick('before');
   // This tree's platform, then (--compare-ref) the ref's (or the other way round: --ref-first),
   // each under its own sink keys; reported in that order, this tree's first, whichever ran first.
@@ -545,16 +574,20 @@ async function main(): Promise<number> {
         for (const i of order) {
           const p = `${mode === 'distributed' ? `d${mailers === 1 ? '' : `m${mailers}`}` : ''}${i === 0 ? '' : `r${i}`}${round === 0 ? '' : `k${round}`}`;
           const platform = await runPlatform(sink, trees[i], { owner: `${p}owner`, warm: `${p}cw`, main: `${p}cm` }, profileRoot, mode, mailers);
-          if (options.rounds > 1) platform.label += ` (round ${round + 1})`;
+          if (options.rounds > 1) {
+            platform.label += ` (round ${round + 1})`;
+            platform.phase.name += ` (round ${round + 1})`;
+          }
           console.error(`[${platform.label}] ${fmt(rate(platform.phase), 0)} emails/s`);
           ran[i] = platform;
         }
         platforms.push(...ran);
-        if (options.rounds > 1) pairs.push({ here: ran[0], ref: ran[1], refFirst: order[0] !== 0 });
+        if (yardstickRounds) await measureYardstick(round + 1);
+        else if (options.rounds > 1) pairs.push({ here: ran[0], ref: ran[1], refFirst: order[0] !== 0 });
       }
     }
   }
-  await measureYardstick('after');
+  if (!yardstickRounds) await measureYardstick('after');
 
   const checks = [...yardsticks.map((y) => y.check), ...platforms.map((p) => p.phase.check)];
   const details = [
@@ -564,6 +597,7 @@ async function main(): Promise<number> {
     ...platforms.flatMap((p) => (p.threads ? [`platform (${p.label}) cores by thread over the measured window (the send to the Nth email): ${p.threads}`] : [])),
     ...platforms.map((p) => `platform (${p.label}) warm-up campaign, the first after its start (not measured above): ${p.warmup.emails} emails at ${fmt(p.warmup.rate, 0)}/s`),
     ...(pairs.length > 0 ? [roundsSummary(pairs)] : []),
+    ...(yardstickRounds && yardsticks.length > 0 ? [yardstickRoundsSummary(yardsticks, platforms)] : []),
     `load average before: ${yardsticks.map((y) => `yardstick ${y.loadBefore}; `).join('')}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
@@ -579,7 +613,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign${options.modes.includes('distributed') && warmupOf('distributed') !== options.warmup ? ` (${warmupOf('distributed')} distributed)` : ''}; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, run before and after the platform, × yardstick against the mean of the two` : 'skipped'}` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, ${yardstickRounds ? `run before the platform's ${options.rounds} rounds and after each, each round against the mean of the runs beside it` : 'run before and after the platform, × yardstick against the mean of the two'}` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)
