@@ -157,9 +157,10 @@ interface Phase {
 
 /** Where a yardstick run stands: before the platform, after it, or after round N of yardstick rounds. */
 type YardstickPlace = 'before' | 'after' | number;
+const placeName = (place: YardstickPlace) => (typeof place === 'number' ? `after round ${place}` : place);
 
 async function runYardstick(sink: Sink, profileRoot: string | undefined, place: YardstickPlace): Promise<Phase> {
-  const when = typeof place === 'number' ? `after round ${place}` : place;
+  const when = placeName(place);
   const key = place === 'before' ? 'yd' : place === 'after' ? 'yda' : `yd${place}`;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const config: YardstickConfig = {
@@ -553,7 +554,7 @@ async function main(): Promise<number> {
   const measureYardstick = async (place: YardstickPlace) => {
     if (!options.yardstick) return;
     const run = await runYardstick(sink, profileRoot, place);
-    console.error(`[yardstick ${typeof place === 'number' ? `after round ${place}` : place}] ${fmt(rate(run), 0)} emails/s`);
+    console.error(`[yardstick ${placeName(place)}] ${fmt(rate(run), 0)} emails/s`);
     yardsticks.push(run);
   };
   /** `--rounds` without `--compare-ref`: the yardstick runs between the rounds (Y P Y P … Y). */
