@@ -454,8 +454,10 @@ async function runPlatform(
 
 /** Emails a second over a phase. */
 const rate = (p: Phase) => p.emails / p.seconds;
+/** A sender's CPU an email (ms): the platform's, or the yardstick's. */
+const phaseCpuPerEmail = (p: Phase) => (1000 * p.cpu.sender) / p.emails;
 /** The platform's CPU an email (ms). */
-const cpuPerEmail = (p: PlatformOutcome) => (1000 * p.phase.cpu.sender) / p.phase.emails;
+const cpuPerEmail = (p: PlatformOutcome) => phaseCpuPerEmail(p.phase);
 
 function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
   const rows = [...yardsticks, ...platforms.map((p) => p.phase)];
@@ -473,7 +475,7 @@ function table(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (p) =>
-        `| ${p.name} | ${p.emails} | ${fmt(rate(p), 0)} | ${yardstick ? `${fmt(rate(p) / yardstick, 2)}×` : 'n/a'} | ${fmt((1000 * p.cpu.sender) / p.emails, 3)} | ` +
+        `| ${p.name} | ${p.emails} | ${fmt(rate(p), 0)} | ${yardstick ? `${fmt(rate(p) / yardstick, 2)}×` : 'n/a'} | ${fmt(phaseCpuPerEmail(p), 3)} | ` +
         `${fmt(p.cpu.sender / p.cpu.wall, 2)} | ${fmt((1000 * p.cpu.sink) / p.emails, 3)} | ${fmt(p.cpu.others / p.cpu.wall, 2)} | ${fmt(p.peakMiB, 0)} |`,
     ),
     '',
@@ -518,11 +520,10 @@ function roundsSummary(pairs: Pair[]): string {
  */
 function yardstickRoundsSummary(yardsticks: Phase[], platforms: PlatformOutcome[]): string {
   const around = (r: number, of: (p: Phase) => number) => (of(yardsticks[r]) + of(yardsticks[r + 1])) / 2;
-  const phaseCpu = (p: Phase) => (1000 * p.cpu.sender) / p.emails;
   const faster = platforms.map((p, r) => rate(p.phase) / around(r, rate));
-  const cheaper = platforms.map((p, r) => cpuPerEmail(p) / around(r, phaseCpu));
+  const cheaper = platforms.map((p, r) => cpuPerEmail(p) / around(r, phaseCpuPerEmail));
   const each = platforms.map(
-    (p, r) => `${fmt(faster[r], 2)}× (${fmt(rate(p.phase), 0)} / ${fmt(around(r, rate), 0)}/s, CPU ${fmt(cheaper[r], 2)}×: ${fmt(cpuPerEmail(p), 3)} / ${fmt(around(r, phaseCpu), 3)} ms)`,
+    (p, r) => `${fmt(faster[r], 2)}× (${fmt(rate(p.phase), 0)} / ${fmt(around(r, rate), 0)}/s, CPU ${fmt(cheaper[r], 2)}×: ${fmt(cpuPerEmail(p), 3)} / ${fmt(around(r, phaseCpuPerEmail), 3)} ms)`,
   );
   return (
     `the platform over the yardstick runs beside it, round by round (emails/s; CPU an email): ${each.join('; ')}; ` +
@@ -598,7 +599,7 @@ async function main(): Promise<number> {
     ...platforms.flatMap((p) => (p.threads ? [`platform (${p.label}) cores by thread over the measured window (the send to the Nth email): ${p.threads}`] : [])),
     ...platforms.map((p) => `platform (${p.label}) warm-up campaign, the first after its start (not measured above): ${p.warmup.emails} emails at ${fmt(p.warmup.rate, 0)}/s`),
     ...(pairs.length > 0 ? [roundsSummary(pairs)] : []),
-    ...(yardstickRounds && yardsticks.length > 0 ? [yardstickRoundsSummary(yardsticks, platforms)] : []),
+    ...(yardstickRounds ? [yardstickRoundsSummary(yardsticks, platforms)] : []),
     `load average before: ${yardsticks.map((y) => `yardstick ${y.loadBefore}; `).join('')}` +
       platforms.map((p) => `platform (${p.label}) ${p.phase.loadBefore}, printed ${p.logLines} log lines at warn and above`).join('; '),
   ];
