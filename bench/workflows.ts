@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
-import { embeddedActorHost } from '../runtime/embedded.ts';
+import { EmbeddedActorHost } from '../adapters/embedded/actor-host.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
 import { FileBlobStore } from '../adapters/files/blobs.ts';
 import { SqliteStore } from '../adapters/sqlite/store.ts';
@@ -67,7 +67,7 @@ async function main() {
   const dir = await tempDir('mailroom-bench-');
   const config = loadConfig({ ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent' });
   const store = await SqliteStore.open(join(dir, 'mailroom.db'));
-  const actors = embeddedActorHost(store, { idleMs: IDLE_MS }); // as runtime/embedded.ts wires it
+  const actors = new EmbeddedActorHost(store, { idleMs: IDLE_MS });
   const pubsub = new EmbeddedPubSub(store);
   const p: Platform = { config, store, actors, pubsub, limiter: new MemoryRateLimiter(), blobs: new FileBlobStore(join(dir, 'blobs')), log: pino({ level: 'silent' }) } as Platform;
   await ensureWorkflowIndexes(store);

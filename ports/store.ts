@@ -105,3 +105,6 @@ export interface DocumentStore {
   unit?<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** `work` as one unit of `store` where it has units (DocumentStore.unit), its writes one by one otherwise. */
+export const inUnit = <T>(store: DocumentStore, work: () => Promise<T>): Promise<T> => (store.unit ? store.unit(work) : work());

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { EmbeddedActorHost, type EmbeddedActorHostOptions } from '../adapters/embedded/actor-host.ts';
+import { EmbeddedActorHost } from '../adapters/embedded/actor-host.ts';
 import { EmbeddedPubSub } from '../adapters/embedded/pubsub.ts';
 import { MemoryRateLimiter } from '../adapters/embedded/rate-limiter.ts';
 import { FileBlobStore } from '../adapters/files/blobs.ts';
@@ -10,11 +10,6 @@ import type { Adapters } from './boot.ts';
 
 /** The embedded store's database file under DATA_DIR (its WAL sits beside it). */
 export const databaseFile = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, 'mailroom.db');
-
-/** The actor host over the SQLite store, each turn one unit: its state, projections and published messages commit together. */
-export function embeddedActorHost(store: SqliteStore, options: EmbeddedActorHostOptions = {}): EmbeddedActorHost {
-  return new EmbeddedActorHost(store, { ...options, unit: (turn) => store.unit(turn) });
-}
 
 /** Embedded mode: every port in this process, persisted in one SQLite database under DATA_DIR. */
 export async function embeddedAdapters(config: Config, log: Logger): Promise<Adapters> {
@@ -28,7 +23,7 @@ export async function embeddedAdapters(config: Config, log: Logger): Promise<Ada
   store.database.onRollback(() => pubsub.dropCopies());
   return {
     store,
-    actors: embeddedActorHost(store),
+    actors: new EmbeddedActorHost(store),
     pubsub,
     limiter: new MemoryRateLimiter(),
     blobs: new FileBlobStore(join(config.dataDir, 'blobs')),

@@ -23,6 +23,7 @@
 import { contacts } from '../../domain/contacts/collection.ts';
 import { events as eventsOf, type EventDoc } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
+import { inUnit } from '../../ports/store.ts';
 import { trackedDynamicSegments } from '../../domain/segments/membership.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { syncContactSegments } from '../segment-sweep/sync.ts';
@@ -48,8 +49,7 @@ export async function recordSystemEvents(p: Platform, batch: SystemEventsFor[], 
   const planned = batch.map(({ projectId, contactId, events }) =>
     systemRecorded(events).map((e): EventDoc => ({ _id: e.id ?? newId(), projectId, contactId, name: e.name, data: e.data, system: true, createdAt: e.at ?? at })),
   );
-  const written = () => insertAndCount(p, batch, planned);
-  const { fresh, found } = await (p.store.unit ? p.store.unit(written) : written());
+  const { fresh, found } = await inUnit(p.store, () => insertAndCount(p, batch, planned));
   await publishRecorded(p, planned.filter((_, i) => found[i]));
   await syncTracked(p, batch.filter((_, i) => found[i] && fresh[i].length > 0));
   return batch.map((_, i) => ({ gone: !found[i], eventIds: found[i] ? fresh[i].map((doc) => doc._id) : [] }));

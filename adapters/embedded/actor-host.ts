@@ -34,7 +34,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ActorContext, ActorDefinition, ActorRuntime } from '../../ports/actors.ts';
 import { currentRequestId, withRequestId } from '../../runtime/request-context.ts';
-import type { Collection, DocumentStore, Filter } from '../../ports/store.ts';
+import { inUnit, type Collection, type DocumentStore, type Filter } from '../../ports/store.ts';
 import { TimerQueue, runDetached } from './timer-queue.ts';
 import { copyJson } from './json.ts';
 
@@ -72,11 +72,6 @@ export interface EmbeddedActorHostOptions {
   reminderWindowMs?: number;
   /** Reminders read from the store per query (default 10,000), so an overdue backlog is paged. */
   reminderPageSize?: number;
-  /**
-   * Runs each turn as one unit of the store, so that its writes commit together (the SQLite
-   * store's `unit`); by default a turn's writes are committed one by one.
-   */
-  unit?: <T>(turn: () => Promise<T>) => Promise<T>;
 }
 
 /** Where loading reminders from the store stands: every reminder before `at` (in (dueAt, _id) order) is scheduled. */
@@ -137,7 +132,6 @@ export class EmbeddedActorHost implements ActorRuntime {
   /** Failed attempts of reminders currently retrying (only those). */
   readonly #reminderFailures = new Map<string, number>();
   readonly #firing = new Set<Promise<void>>();
-  readonly #unit: <T>(turn: () => Promise<T>) => Promise<T>;
   readonly #windowMs: number;
   readonly #pageSize: number;
   /** Reminders up to this point are scheduled; undefined before the first load. */
@@ -161,7 +155,6 @@ export class EmbeddedActorHost implements ActorRuntime {
     this.#backoffMs = positive(options.reminderBackoffMs, 1_000, 'reminderBackoffMs');
     this.#maxBackoffMs = positive(options.reminderMaxBackoffMs, 60_000, 'reminderMaxBackoffMs');
     this.#reminderConcurrency = positive(options.reminderConcurrency, 256, 'reminderConcurrency');
-    this.#unit = options.unit ?? ((turn) => turn());
     this.#windowMs = positive(options.reminderWindowMs, 60_000, 'reminderWindowMs');
     this.#pageSize = positive(options.reminderPageSize, 10_000, 'reminderPageSize');
     this.#reminders = new TimerQueue(() => this.#fireDue());
@@ -372,8 +365,10 @@ export class EmbeddedActorHost implements ActorRuntime {
         const ctx = this.#context(activation, turn);
         turn.frame.active = true;
         try {
-          // The unit inside `enter`: a turn called from a turn is part of its caller's unit.
-          const result = await turn.enter(() => this.#calls.run(turn.frame, () => this.#unit(() => turn.work(ctx, turn))));
+          // One unit of the store where it has them (SQLite): the turn's state, projections and
+          // published messages commit together. Inside `enter`: a turn called from a turn is part
+          // of its caller's unit.
+          const result = await turn.enter(() => this.#calls.run(turn.frame, () => inUnit(this.#store, () => turn.work(ctx, turn))));
           turn.resolve(result);
         } catch (err) {
           turn.reject(err);
