@@ -6,7 +6,7 @@
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 20000] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
- *        [--relay-rtt-ms 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *        [--relay-rtt-ms 0] [--paragraphs 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *        [--ref-first] [--rounds 1]
  *   npm run bench:campaign -- [same options]
  *
@@ -42,6 +42,10 @@
  *
  * `--relay-rtt-ms N`: the sink sends every reply N ms late, as a relay N ms away would answer
  * (another zone or region; loopback's is some 50 µs): what the SMTP round trips per email cost.
+ *
+ * `--paragraphs N`: the email's body (the platform's campaign and the yardstick's alike) N
+ * paragraphs of prose longer (bench/send-shared.ts, `bodyWith`): the same campaign at another
+ * message size. Each check line gives the mean size on the wire.
  *
  * `--smtp-connections N`: the mailer's SMTP_CONNECTIONS (default its own default), and the
  * yardstick's pool: a far relay needs more.
@@ -84,7 +88,7 @@ import { MongoStore } from '../adapters/mongo/store.ts';
 import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
-import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+import { SENDER_NAME, bodyWith, SUBJECT, dataOf, recipientOf, type SinkStats, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, median, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild, threadCores, threadCpuSeconds } from './common.ts';
 
 const { values: args } = parseArgs({
@@ -102,6 +106,7 @@ const { values: args } = parseArgs({
     'mailer-replicas': { type: 'string', default: '1' },
     'dkim-signing': { type: 'string', default: 'platform' },
     'relay-rtt-ms': { type: 'string', default: '0' },
+    paragraphs: { type: 'string', default: '0' },
     'smtp-connections': { type: 'string', default: String(DEFAULT_SMTP_CONNECTIONS) },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
@@ -127,6 +132,7 @@ const options = {
   cpuProf: args['cpu-prof']!,
   relaySigns: args['dkim-signing'] === 'relay',
   relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
+  paragraphs: wholeOption('paragraphs', args.paragraphs, 0),
   smtpConnections: wholeOption('smtp-connections', args['smtp-connections'], 1),
   record: !args['no-record'] && !args['cpu-prof'],
 };
@@ -155,6 +161,9 @@ interface Phase {
   loadBefore: string;
 }
 
+/** A sink key's mean message size on the wire. */
+const meanSize = (stats: SinkStats) => `${fmt(stats.bytes / Math.max(1, stats.count) / 1000, 1)} KB`;
+
 /** Where a yardstick run stands: before the platform, after it, or after round N of yardstick rounds. */
 type YardstickPlace = 'before' | 'after' | number;
 const placeName = (place: YardstickPlace) => (typeof place === 'number' ? `after round ${place}` : place);
@@ -177,6 +186,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined, place: 
     selector: 'bench',
     privateKeyPem: privateKey,
     publicUrl: 'http://127.0.0.1:3000',
+    paragraphs: options.paragraphs,
   };
   const loadBefore = loadAverage();
   console.error(`[yardstick] nodemailer pool ×${options.smtpConnections}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
@@ -215,7 +225,7 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined, place: 
     peakMiB,
     check: {
       ok,
-      text: `yardstick ${when}: sent ${options.yardstickEmails}, sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ${stats.signed} DKIM-signed): ${ok ? 'OK' : 'MISMATCH'}`,
+      text: `yardstick ${when}: sent ${options.yardstickEmails}, sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ${stats.signed} DKIM-signed, ${meanSize(stats)} each): ${ok ? 'OK' : 'MISMATCH'}`,
     },
     window: { startUs: result.startUs, endUs: stats.lastUs ?? result.endUs },
     profileDir,
@@ -333,7 +343,7 @@ async function runPlatform(
         {
           name: `Bench ${group}`,
           subject: SUBJECT,
-          body: BODY,
+          body: bodyWith(options.paragraphs),
           from: `hello@${domain}`,
           fromName: SENDER_NAME,
           audienceType: 'FILTERED',
@@ -421,7 +431,7 @@ async function runPlatform(
           ok: ok && sampleChecks.every((c) => c.startsWith('OK')),
           text:
             `${tag}: campaign to ${options.recipients} contacts; the sink counted ${stats.count} (${stats.distinct} distinct, ${stats.duplicates} duplicates, ` +
-            `${strangers} not in the audience, ${stats.signed} DKIM-signed); campaign ${done.status}, recipientCount ${done.recipientCount}; stats ${JSON.stringify(campaignStats)}: ` +
+            `${strangers} not in the audience, ${stats.signed} DKIM-signed, ${meanSize(stats)} each); campaign ${done.status}, recipientCount ${done.recipientCount}; stats ${JSON.stringify(campaignStats)}: ` +
             (ok ? 'OK' : 'MISMATCH'),
         },
         window: { startUs: before.atUs, endUs },
@@ -615,7 +625,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign${options.modes.includes('distributed') && warmupOf('distributed') !== options.warmup ? ` (${warmupOf('distributed')} distributed)` : ''}; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, ${yardstickRounds ? `run before the platform's ${options.rounds} rounds and after each, each round against the mean of the runs beside it` : 'run before and after the platform, × yardstick against the mean of the two'}` : 'skipped'}` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; ${options.paragraphs ? `the body ${options.paragraphs} paragraphs longer (\`--paragraphs\`); ` : ''}yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, ${yardstickRounds ? `run before the platform's ${options.rounds} rounds and after each, each round against the mean of the runs beside it` : 'run before and after the platform, × yardstick against the mean of the two'}` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)

@@ -35,7 +35,7 @@ import { createTransport } from '../apps/mailer/transport.ts';
 import { dkimSigningOf, type DomainDoc } from '../domain/domains/collection.ts';
 import { emailLinks } from '../domain/mail/links.ts';
 import type { EmailDoc } from '../domain/mail/outbound.ts';
-import { BODY, SENDER_NAME, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+import { SENDER_NAME, bodyWith, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -57,6 +57,7 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
     createdAt: new Date().toISOString(),
     verifiedAt: new Date().toISOString(),
   };
+  const body = bodyWith(c.paragraphs ?? 0);
   const emailOf = (key: string, n: number): EmailDoc => ({
     _id: `${key}x${n}x${runId}`,
     projectId: domain.projectId,
@@ -67,7 +68,7 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
     from: `hello@${c.domain}`,
     fromName: SENDER_NAME,
     subject: SUBJECT,
-    html: BODY,
+    html: body,
     vars: dataOf(n),
     status: 'QUEUED',
     createdAt: new Date().toISOString(),
