@@ -23,8 +23,8 @@
 import { contacts } from '../../domain/contacts/collection.ts';
 import { events as eventsOf, type EventDoc } from '../../domain/events/collection.ts';
 import { newId } from '../../domain/ids.ts';
-import { inUnit } from '../../ports/store.ts';
 import { trackedDynamicSegments } from '../../domain/segments/membership.ts';
+import { inUnit } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
 import { syncContactSegments } from '../segment-sweep/sync.ts';
 import { systemRecorded, type SystemEvent } from './behaviour.ts';

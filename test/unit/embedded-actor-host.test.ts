@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
@@ -111,6 +112,41 @@ describe('EmbeddedActorHost', () => {
   });
 
   describe('turns', () => {
+    it('runs a turn as one unit of a store that has units: its writes are committed together at its end', async () => {
+      // Checked from a second connection, which sees only what is committed (as a restart after a crash would).
+      const notes = store.collection('notes');
+      await notes.insertOne({ _id: 'setup' }); // the table exists before the turn: creating it is a write of its own
+      const other = new DatabaseSync(path.join(dir, 'mailroom.db'), { readOnly: true });
+      const committed = () => (other.prepare('SELECT id FROM "notes" ORDER BY id').all() as { id: string }[]).map((row) => row.id);
+      const firstWritten = gate();
+      const finish = gate();
+      const host = await newHost();
+      host.register({
+        type: 'writer',
+        methods: {
+          async write() {
+            await notes.insertOne({ _id: 'a' });
+            firstWritten.open();
+            await finish.opened;
+            await notes.insertOne({ _id: 'b' });
+          },
+        },
+      });
+      await host.start();
+      try {
+        const turn = host.invoke('writer', 'w1', 'write');
+        await firstWritten.opened;
+        await sleep(100); // a write outside a unit is committed within a few ms
+        const midTurn = committed();
+        finish.open();
+        await turn;
+        expect(midTurn).toEqual(['setup']);
+        expect(committed()).toEqual(['a', 'b', 'setup']);
+      } finally {
+        other.close();
+      }
+    });
+
     it('serializes turns per actor id, in arrival order', async () => {
       const host = await newHost();
       let inside = 0;
