@@ -88,7 +88,7 @@ import { MongoStore } from '../adapters/mongo/store.ts';
 import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
-import { SENDER_NAME, bodyWith, SUBJECT, dataOf, recipientOf, type SinkStats, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+import { SENDER_NAME, bodyWith, SUBJECT, dataOf, meanBytes, recipientOf, type SinkStats, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, median, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild, threadCores, threadCpuSeconds } from './common.ts';
 
 const { values: args } = parseArgs({
@@ -162,7 +162,7 @@ interface Phase {
 }
 
 /** A sink key's mean message size on the wire. */
-const meanSize = (stats: SinkStats) => `${fmt(stats.bytes / Math.max(1, stats.count) / 1000, 1)} KB`;
+const meanSize = (stats: SinkStats) => `${fmt(meanBytes(stats) / 1000, 1)} KB`;
 
 /** Where a yardstick run stands: before the platform, after it, or after round N of yardstick rounds. */
 type YardstickPlace = 'before' | 'after' | number;

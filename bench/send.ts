@@ -40,6 +40,7 @@ import {
   SUBJECT,
   VARIANTS,
   dataOf,
+  meanBytes,
   recipientOf,
   type Variant,
   type YardstickConfig,
@@ -161,7 +162,7 @@ async function runYardstick(variant: Variant, sink: Sink, privateKeyPem: string,
     settled.signed === (dkimExpected ? options.emails : 0);
   const text =
     `${LABELS[variant]}: sent ${options.emails}, sink counted ${settled.count} (${settled.distinct} distinct recipients, ${settled.duplicates} duplicates), ` +
-    `${settled.signed} DKIM-signed${dkimExpected ? '' : ' (none expected)'}, ${(settled.bytes / Math.max(1, settled.count)).toFixed(0)} bytes each on average: ` +
+    `${settled.signed} DKIM-signed${dkimExpected ? '' : ' (none expected)'}, ${meanBytes(settled).toFixed(0)} bytes each on average: ` +
     (ok ? 'OK' : 'MISMATCH: the benchmark is wrong (email lost, repeated or not signed as expected)');
   console.error(`[${variant}] ${(options.emails / seconds).toFixed(0)} emails/s`);
   return {
@@ -332,7 +333,7 @@ async function runPlatform(sink: Sink, dnsServer: DnsServer, profileRoot: string
     const text =
       `platform: ${options.emails} requests, ${acceptance.ok} × 2xx, ${acceptance.accepted.size} emails accepted (QUEUED); the sink counted ${stats.count} ` +
       `(${stats.distinct} distinct recipients, ${stats.duplicates} duplicates, ${missing.length} accepted but not received, ${unexpected.length} received but not accepted), ` +
-      `${stats.signed} DKIM-signed, ${(stats.bytes / Math.max(1, stats.count)).toFixed(0)} bytes each on average: ` +
+      `${stats.signed} DKIM-signed, ${meanBytes(stats).toFixed(0)} bytes each on average: ` +
       (ok ? 'OK' : 'MISMATCH: the benchmark is wrong (email lost, repeated or unsigned)');
 
     // Per-email delay from acceptance to the sink.

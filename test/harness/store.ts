@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { pino } from 'pino';
 import { contactActor } from '../../actors/contact/actor.ts';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
@@ -13,6 +14,25 @@ import type { Platform } from '../../runtime/platform.ts';
 
 /** The embedded store as `npm start` opens it, in `dir` (a test's temporary directory). */
 export const openStore = (dir: string, options?: SqliteStoreOptions): Promise<SqliteStore> => SqliteStore.open(join(dir, 'mailroom.db'), options);
+
+/**
+ * What is committed in the store in `dir` (as openStore opens it), read through a second,
+ * read-only connection: what a process restarted after a crash would find. `ids(table)` is []
+ * while the table itself is not committed.
+ */
+export function committedRows(dir: string): { ids(table: string): string[]; close(): void } {
+  const db = new DatabaseSync(join(dir, 'mailroom.db'), { readOnly: true });
+  return {
+    ids(table) {
+      try {
+        return (db.prepare(`SELECT id FROM "${table}" ORDER BY id`).all() as { id: string }[]).map((row) => row.id);
+      } catch {
+        return []; // the table itself is not committed yet
+      }
+    },
+    close: () => db.close(),
+  };
+}
 
 /** The embedded platform's adapters on `store`, for domain functions called without HTTP (config from `env`, logs silent). */
 export const embeddedPlatform = (store: SqliteStore, env: NodeJS.ProcessEnv = {}): Platform => ({

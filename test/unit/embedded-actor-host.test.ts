@@ -2,12 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmbeddedActorHost } from '../../adapters/embedded/actor-host.ts';
 import type { SqliteStore } from '../../adapters/sqlite/store.ts';
-import { openStore } from '../harness/store.ts';
+import { committedRows, openStore } from '../harness/store.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ActorDefinition } from '../../ports/actors.ts';
 
@@ -116,8 +115,8 @@ describe('EmbeddedActorHost', () => {
       // Checked from a second connection, which sees only what is committed (as a restart after a crash would).
       const notes = store.collection('notes');
       await notes.insertOne({ _id: 'setup' }); // the table exists before the turn: creating it is a write of its own
-      const other = new DatabaseSync(path.join(dir, 'mailroom.db'), { readOnly: true });
-      const committed = () => (other.prepare('SELECT id FROM "notes" ORDER BY id').all() as { id: string }[]).map((row) => row.id);
+      const other = committedRows(dir);
+      const committed = () => other.ids('notes');
       const firstWritten = gate();
       const finish = gate();
       const host = await newHost();

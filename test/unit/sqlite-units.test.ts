@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../adapters/sqlite/store.ts';
+import { committedRows } from '../harness/store.ts';
 
 // An actor turn runs as a unit of the SQLite store: what it writes is committed together, so a
 // crash keeps all of a turn or none of it. Checked from a second connection, which sees only
@@ -13,15 +13,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let dir: string;
 let store: SqliteStore;
-let other: DatabaseSync;
+let other: ReturnType<typeof committedRows>;
 
-const committed = (table: string): string[] => {
-  try {
-    return (other.prepare(`SELECT id FROM "${table}" ORDER BY id`).all() as { id: string }[]).map((row) => row.id);
-  } catch {
-    return []; // the table itself is not committed yet
-  }
-};
+const committed = (table: string): string[] => other.ids(table);
 
 beforeEach(async () => {
   dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mailroom-units-'));
@@ -29,7 +23,7 @@ beforeEach(async () => {
   // Tables exist before the units start: creating one is a write of its own.
   for (const name of ['state', 'events', '_pubsub', 'elsewhere']) store.collection(name);
   await store.collection('elsewhere').insertOne({ _id: 'setup' });
-  other = new DatabaseSync(path.join(dir, 'mailroom.db'), { readOnly: true });
+  other = committedRows(dir);
 });
 
 afterEach(async () => {
