@@ -4,12 +4,56 @@
  * which test/unit/quoted-printable.test.ts checks on generated inputs. Ours because it pays:
  * nodemailer encodes through Buffers a byte at a time and cuts each line out with substr and
  * regular expressions: 26 µs of the sending thread for the two parts of the benchmark's campaign
- * email, against 14 µs here (bench/results/campaign-profile.md, session 19).
+ * email, against 14 µs here (bench/results/campaign-profile.md, session 19). mime.ts takes it line
+ * by line (quotedPrintableBytes), reusing the bytes of lines the last email of a body had.
  */
 
 /** The QP body of `value`, in lines of at most 76 characters. */
 export function quotedPrintable(value: string): string {
   return wrap(encode(value), 76);
+}
+
+/**
+ * `quotedPrintable(value)` with its line ends made CRLF, as bytes (QP is ASCII), made line by
+ * line: a CRLF ends every line and no escape or wrap crosses it, so each line comes out as it does
+ * in the whole text, the last one excepted (the whole text's wrap skips a text that fits one line,
+ * not a last line that fits). A campaign's emails share most of their lines (only those with the
+ * recipient's values and links differ), so the lines of the last text with as many lines are kept
+ * with their bytes, and a line equal to the one in its place there takes its bytes as they are: a
+ * comparison where encoding, wrapping and writing the bytes took many passes over it.
+ */
+export function quotedPrintableBytes(value: string): Buffer[] {
+  if (value.includes('\r')) return [Buffer.from(quotedPrintable(value.replace(/\r?\n|\r/g, '\r\n')), 'latin1')];
+  const lines = value.split('\n');
+  const last = lines.length - 1;
+  const before = previous.get(lines.length);
+  const bytes: Buffer[] = [];
+  let length = 0;
+  let same = 0;
+  for (let i = 0; i < last; i++) {
+    if (before && before.lines[i] === lines[i]) {
+      bytes.push(before.bytes[i]);
+      same++;
+    } else {
+      bytes.push(Buffer.from(wrap(encode(`${lines[i]}\r\n`), 76), 'latin1'));
+    }
+    length += bytes[i].length;
+  }
+  const end = encode(lines[last]);
+  bytes.push(Buffer.from(length + end.length > 76 ? wrapLines(end, 76) : end, 'latin1'));
+  // The first text of a body, or one that shares less than half its lines with the one kept: kept instead.
+  if (!before || same * 2 < last) keep(lines, bytes);
+  return bytes;
+}
+
+/** The lines and bytes of the last text made, by its number of lines: a few bodies at once. */
+const previous = new Map<number, { lines: string[]; bytes: Buffer[] }>();
+const KEPT_TEXTS = 64;
+
+function keep(lines: string[], bytes: Buffer[]): void {
+  previous.delete(lines.length); // re-inserted last: the oldest goes first
+  previous.set(lines.length, { lines, bytes });
+  if (previous.size > KEPT_TEXTS) previous.delete(previous.keys().next().value!);
 }
 
 /**
@@ -64,8 +108,12 @@ const isBreakable = (c: number) => c === 32 || c === 9 || c === 46 || c === 44 |
  * a line that does not end the text or a line gets a soft break (`=` CRLF).
  */
 export function wrap(str: string, lineLength = 76): string {
+  return str.length <= lineLength ? str : wrapLines(str, lineLength);
+}
+
+/** wrap without its shortcut for a text that fits one line (the last line of a longer text goes through it all). */
+function wrapLines(str: string, lineLength: number): string {
   const len = str.length;
-  if (len <= lineLength) return str;
   const margin = Math.floor(lineLength / 3);
   let result = '';
   let pos = 0;

@@ -2,7 +2,7 @@
 // replaced on the hot path), on generated text of every kind a part can hold.
 import { encode as nodemailerEncode, wrap as nodemailerWrap } from 'nodemailer/lib/qp';
 import { describe, expect, it } from 'vitest';
-import { encode, quotedPrintable, wrap } from '../../apps/mailer/quoted-printable.ts';
+import { encode, quotedPrintable, quotedPrintableBytes, wrap } from '../../apps/mailer/quoted-printable.ts';
 import { mulberry32 } from '../harness/prng.ts';
 
 /** Pieces text is made of: words, the characters QP treats specially, line ends of every kind, non-ASCII. */
@@ -48,6 +48,33 @@ describe('quoted-printable', () => {
         if (got !== nodemailerWrap(value, width)) expect({ value, width, got }).toEqual({ value, width, got: nodemailerWrap(value, width) });
       }
     }
+  });
+
+  it('makes line by line, from the lines it kept or not, the bytes of the whole text made CRLF', () => {
+    const random = mulberry32(17);
+    const crlf = (value: string) => value.replace(/\r?\n|\r/g, '\r\n');
+    // Texts of a few bodies (of 4 to 15 lines) with lines of their own here and there, as a campaign's emails are.
+    const bodies = Array.from({ length: 12 }, (_, b) => Array.from({ length: 4 + b }, () => text(random).replace(/[\r\n]/g, '')));
+    const made = new Set<Buffer>();
+    let taken = 0;
+    let lines = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const body = bodies[Math.floor(random() * bodies.length)];
+      const own = body.map((line) => (random() < 0.2 ? text(random).replace(/[\r\n]/g, '') : line));
+      // Now and then a text of any kind: any line ends, none at all, CR alone.
+      const value = random() < 0.1 ? text(random) : own.join('\n');
+      const expected = quotedPrintable(crlf(value));
+      const parts = quotedPrintableBytes(value);
+      const got = Buffer.concat(parts).toString('latin1');
+      if (got !== expected) expect({ value, got }).toEqual({ value, got: expected });
+      for (const part of parts) {
+        if (made.has(part)) taken++;
+        made.add(part);
+      }
+      lines += parts.length;
+    }
+    // Most lines' bytes were taken from an earlier text, not made again.
+    expect(taken / lines).toBeGreaterThan(0.5);
   });
 
   it('keeps every line within 76 characters and decodes back to the text', () => {
