@@ -247,12 +247,23 @@ const lost = (why: string) => new Error(`Connection to the relay lost: ${why}`);
  */
 export function dotStuffed(raw: Buffer): Buffer {
   const ended = raw.length >= 2 && raw[raw.length - 2] === 0x0d && raw[raw.length - 1] === 0x0a;
-  if (raw[0] !== 0x2e && raw.indexOf('\n.') === -1) return ended ? raw : Buffer.concat([raw, CRLF]);
-  const text = raw.toString('latin1').replace(/(^|\n)\./g, '$1..');
-  return Buffer.from(ended || raw.length === 0 ? text : `${text}\r\n`, 'latin1');
+  // Where a line starts with ".": found in the bytes, not in a string made of them and back.
+  const dots: number[] = raw[0] === 0x2e ? [0] : [];
+  for (let at = raw.indexOf('\n.'); at !== -1; at = raw.indexOf('\n.', at + 1)) dots.push(at + 1);
+  if (dots.length === 0) return ended ? raw : Buffer.concat([raw, CRLF]);
+  const pieces: Buffer[] = [];
+  let from = 0;
+  for (const at of dots) {
+    pieces.push(raw.subarray(from, at), DOT);
+    from = at;
+  }
+  pieces.push(raw.subarray(from));
+  if (!ended) pieces.push(CRLF);
+  return Buffer.concat(pieces);
 }
 
 const CRLF = Buffer.from('\r\n');
+const DOT = Buffer.from('.');
 
 /**
  * Up to `connections` sessions, opened as sends need them; a send waits for a free one. A

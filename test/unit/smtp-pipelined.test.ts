@@ -8,6 +8,7 @@ import { dotStuffed, NotPipelinable, PipelinedPool, plainRelayOf } from '../../a
 import { createTransport } from '../../apps/mailer/transport.ts';
 import { mailerHandlers } from '../../apps/mailer/connections.ts';
 import { loadConfig } from '../../runtime/config.ts';
+import { mulberry32 } from '../harness/prng.ts';
 
 interface Server {
   port: number;
@@ -234,6 +235,20 @@ describe('the pipelining SMTP client', () => {
       expect(plainRelayOf(url)).toBeUndefined();
     }
     expect(dotStuffed(Buffer.from('.a\r\nb\r\n.c\r\n')).toString()).toBe('..a\r\nb\r\n..c\r\n');
+  });
+
+  it('doubles the dot at the start of every line, and ends the message with a line end, on generated messages', () => {
+    // RFC 5321 §4.5.2, as a regular expression on the text: what dotStuffed does on the bytes.
+    const expected = (raw: string) => {
+      const text = raw.replace(/(^|\n)\./g, '$1..');
+      return text.endsWith('\r\n') ? text : `${text}\r\n`;
+    };
+    const random = mulberry32(21);
+    const pieces = ['.', '..', 'a', '\r\n', '\n', '\r', 'é', ' '];
+    for (let i = 0; i < 5_000; i++) {
+      const raw = Array.from({ length: 1 + Math.floor(random() * 12) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
+      expect(dotStuffed(Buffer.from(raw, 'latin1')).toString('latin1')).toBe(expected(raw));
+    }
   });
 });
 
