@@ -12,9 +12,10 @@ export interface Built {
 /**
  * The MIME message of the mailer's common case, built as bytes (each part's QP line by line):
  * one sender, one recipient, a text and an HTML part (quoted-printable, UTF-8) in
- * multipart/alternative, the caller's headers, no attachments, plain ASCII addresses. nodemailer's composer builds the same
- * through a tree of streams, at about ten times the CPU; anything outside this case returns
- * undefined and goes to nodemailer as before. Line ends are CRLF, as on the wire.
+ * multipart/alternative, the caller's headers, no attachments, plain ASCII addresses.
+ * nodemailer's composer builds the same through a tree of streams, at about ten times the CPU;
+ * anything outside this case returns undefined and goes to nodemailer as before. Line ends are
+ * CRLF, as on the wire.
  */
 export function buildMime(message: Mail.Options, date = new Date()): Built | undefined {
   const { html, text, subject, messageId } = message;

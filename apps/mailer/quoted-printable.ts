@@ -41,7 +41,7 @@ export function quotedPrintableBytes(value: string): Buffer[] {
   }
   const end = encode(lines[last]);
   bytes.push(Buffer.from(length + end.length > 76 ? wrapLines(end, 76) : end, 'latin1'));
-  // The first text of a body, or one that shares less than half its lines with the one kept: kept instead.
+  // The first text of a body, or one sharing less than half its lines with the one kept, is kept instead.
   if (!before || same * 2 < last) keep(lines, bytes);
   return bytes;
 }
@@ -111,7 +111,7 @@ export function wrap(str: string, lineLength = 76): string {
   return str.length <= lineLength ? str : wrapLines(str, lineLength);
 }
 
-/** wrap without its shortcut for a text that fits one line (the last line of a longer text goes through it all). */
+/** wrap without its shortcut for a text that fits one line: a longer text's last line goes through it all. */
 function wrapLines(str: string, lineLength: number): string {
   const len = str.length;
   const margin = Math.floor(lineLength / 3);

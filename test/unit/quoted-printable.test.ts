@@ -53,7 +53,8 @@ describe('quoted-printable', () => {
   it('makes line by line, from the lines it kept or not, the bytes of the whole text made CRLF', () => {
     const random = mulberry32(17);
     const crlf = (value: string) => value.replace(/\r?\n|\r/g, '\r\n');
-    // Texts of a few bodies (of 4 to 15 lines) with lines of their own here and there, as a campaign's emails are.
+    // Texts of a few bodies (of 4 to 15 lines), each with lines of its own here and there, as a
+    // campaign's emails are.
     const bodies = Array.from({ length: 12 }, (_, b) => Array.from({ length: 4 + b }, () => text(random).replace(/[\r\n]/g, '')));
     const made = new Set<Buffer>();
     let taken = 0;
