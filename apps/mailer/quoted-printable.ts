@@ -42,18 +42,38 @@ export function quotedPrintableBytes(value: string): Buffer[] {
   const end = encode(lines[last]);
   bytes.push(Buffer.from(length + end.length > 76 ? wrapLines(end, 76) : end, 'latin1'));
   // The first text of a body, or one sharing less than half its lines with the one kept, is kept instead.
-  if (!before || same * 2 < last) keep(lines, bytes);
+  if (!before || same * 2 < last) keep({ lines, bytes, size: value.length + length + end.length });
   return bytes;
 }
 
-/** The lines and bytes of the last text made, by its number of lines: a few bodies at once. */
-const previous = new Map<number, { lines: string[]; bytes: Buffer[] }>();
-const KEPT_TEXTS = 64;
+interface Kept {
+  lines: string[];
+  bytes: Buffer[];
+  /** Its characters and bytes: what keeping it holds (the lines are slices of the text). */
+  size: number;
+}
 
-function keep(lines: string[], bytes: Buffer[]): void {
-  previous.delete(lines.length); // re-inserted last: the oldest goes first
-  previous.set(lines.length, { lines, bytes });
-  if (previous.size > KEPT_TEXTS) previous.delete(previous.keys().next().value!);
+/**
+ * The lines and bytes of the last text made, by its number of lines: a few bodies at once, and
+ * no more than KEPT_SIZE of them (an HTML part with images inlined can be megabytes).
+ */
+const previous = new Map<number, Kept>();
+const KEPT_TEXTS = 64;
+const KEPT_SIZE = 8 * 1024 * 1024;
+let keptSize = 0;
+
+function keep(text: Kept): void {
+  const count = text.lines.length;
+  keptSize -= previous.get(count)?.size ?? 0;
+  previous.delete(count); // re-inserted last: the oldest goes first
+  if (text.size > KEPT_SIZE / 4) return;
+  previous.set(count, text);
+  keptSize += text.size;
+  while (previous.size > KEPT_TEXTS || keptSize > KEPT_SIZE) {
+    const [oldest, { size }] = previous.entries().next().value!;
+    previous.delete(oldest);
+    keptSize -= size;
+  }
 }
 
 /**

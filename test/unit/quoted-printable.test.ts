@@ -78,6 +78,16 @@ describe('quoted-printable', () => {
     expect(taken / lines).toBeGreaterThan(0.5);
   });
 
+  it('keeps no part of megabytes (an HTML part with images inlined) for the next email', () => {
+    const big = Array.from({ length: 30_000 }, (_, i) => `<p>line ${i % 7} ${'x'.repeat(90)}</p>`).join('\n');
+    const small = big.slice(0, 10_000);
+    for (const [value, reused] of [[big, false], [small, true]] as const) {
+      const first = quotedPrintableBytes(value);
+      const again = quotedPrintableBytes(value);
+      expect(again.slice(0, -1).every((part, i) => part === first[i])).toBe(reused);
+    }
+  });
+
   it('keeps every line within 76 characters and decodes back to the text', () => {
     const value = `<p style="color: red">Caf\u00e9 \u2013 ${'long words '.repeat(40)}</p> \r\nend\t`;
     const encoded = quotedPrintable(value);
