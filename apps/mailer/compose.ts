@@ -4,6 +4,7 @@ import juice from 'juice';
 import { footerFor, withFooter, type FooterSettings } from '../../domain/mail/footer.ts';
 import type { EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
 import { escapeHtml, parseTemplate, renderTemplate, tagText, templateScope, type TemplateTag } from '../../domain/templates/render.ts';
+import { SizedCache } from './sized-cache.ts';
 
 export interface Links {
   unsubscribeUrl: string;
@@ -57,11 +58,8 @@ export function compose(email: EmailDoc, content: EmailContent, links: Links | u
  * email rendered from an inlined body is also made the per-email way and the two compared; a
  * difference sends that body the per-email way for good.
  */
-const inlinedBodies = new Map<string, InlinedBody>();
-/** What the remembered bodies may hold (oldest forgotten first), and how many are remembered. */
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
-const MAX_BODIES = 4096;
-let bodyBytes = 0;
+/** The remembered bodies: 4,096 at most, holding 32 MB at most (the oldest changed forgotten first). */
+const inlinedBodies = new SizedCache<string, InlinedBody>(4096, 32 * 1024 * 1024, (b) => ('template' in b ? b.template.length + textSize(b) : 0));
 
 type InlinedBody =
   | { kind: 'seen' }
@@ -85,27 +83,15 @@ function renderBody(html: string, scope: Record<string, unknown>): { html: strin
     return { html: rendered, text: renderText(key, body, scope, rendered) };
   }
   const perEmail = juice(renderTemplate(html, scope, 'html'));
-  if (body === undefined) remember(key, { kind: 'seen' });
+  if (body === undefined) inlinedBodies.set(key, { kind: 'seen' });
   else if (body.kind === 'seen') {
     const template = inlineTemplate(html);
-    remember(key, template === null ? { kind: 'perEmail' } : { kind: 'unchecked', template });
+    inlinedBodies.set(key, template === null ? { kind: 'perEmail' } : { kind: 'unchecked', template });
   } else if (body.kind === 'unchecked') {
     const same = renderTemplate(body.template, scope, 'html') === perEmail;
-    remember(key, same ? { kind: 'checked', template: body.template } : { kind: 'perEmail' });
+    inlinedBodies.set(key, same ? { kind: 'checked', template: body.template } : { kind: 'perEmail' });
   }
   return { html: perEmail, text: htmlToText(perEmail) };
-}
-
-function remember(key: string, body: InlinedBody): void {
-  const sizeOf = (b: InlinedBody | undefined) => (b && 'template' in b ? b.template.length + textSize(b) : 0);
-  bodyBytes += sizeOf(body) - sizeOf(inlinedBodies.get(key));
-  inlinedBodies.delete(key); // re-inserted last: the most recently changed is forgotten last
-  inlinedBodies.set(key, body);
-  while (inlinedBodies.size > MAX_BODIES || bodyBytes > MAX_BODY_BYTES) {
-    const [oldest, value] = inlinedBodies.entries().next().value!;
-    bodyBytes -= sizeOf(value);
-    inlinedBodies.delete(oldest);
-  }
 }
 
 /** A template's tags, each replaced by a marker no text of it holds: `<prefix><n>x`, lower case. */
@@ -189,14 +175,14 @@ function renderText(key: string, body: CheckedBody, scope: Record<string, unknow
   let text = body.text;
   if (text === undefined) {
     text = textTemplate(body.template);
-    remember(key, { ...body, text });
+    inlinedBodies.set(key, { ...body, text });
   }
   const filled = text ? fillText(text, scope) : undefined;
   if (!text || filled === undefined) return htmlToText(rendered);
   if (text.checked) return filled;
   const perEmail = htmlToText(rendered);
   if (filled === perEmail) text.checked = true;
-  else remember(key, { ...body, text: null });
+  else inlinedBodies.set(key, { ...body, text: null });
   return perEmail;
 }
 

@@ -8,6 +8,8 @@
  * by line (quotedPrintableBytes), reusing the bytes of lines the last email of a body had.
  */
 
+import { SizedCache } from './sized-cache.ts';
+
 /** The QP body of `value`, in lines of at most 76 characters. */
 export function quotedPrintable(value: string): string {
   return wrap(encode(value), 76);
@@ -54,26 +56,15 @@ interface Kept {
 }
 
 /**
- * The lines and bytes of the last text made, by its number of lines: a few bodies at once, and
- * no more than KEPT_SIZE of them (an HTML part with images inlined can be megabytes).
+ * The lines and bytes of the last text made, by its number of lines: a few bodies at once, 8 MB
+ * at most, and none over a quarter of that (an HTML part with images inlined can be megabytes).
  */
-const previous = new Map<number, Kept>();
-const KEPT_TEXTS = 64;
 const KEPT_SIZE = 8 * 1024 * 1024;
-let keptSize = 0;
+const previous = new SizedCache<number, Kept>(64, KEPT_SIZE, (text) => text.size);
 
 function keep(text: Kept): void {
-  const count = text.lines.length;
-  keptSize -= previous.get(count)?.size ?? 0;
-  previous.delete(count); // re-inserted last: the oldest goes first
-  if (text.size > KEPT_SIZE / 4) return;
-  previous.set(count, text);
-  keptSize += text.size;
-  while (previous.size > KEPT_TEXTS || keptSize > KEPT_SIZE) {
-    const [oldest, { size }] = previous.entries().next().value!;
-    previous.delete(oldest);
-    keptSize -= size;
-  }
+  if (text.size > KEPT_SIZE / 4) previous.delete(text.lines.length);
+  else previous.set(text.lines.length, text);
 }
 
 /**
