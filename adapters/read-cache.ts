@@ -1,4 +1,10 @@
+import { SizedCache } from '../runtime/sized-cache.ts';
 import { exactJson } from './sqlite/update.ts';
+
+/** What the answers hold at most, in characters of their JSON (email contents are up to 512 KB each). */
+const MAX_CHARACTERS = 8 * 1024 * 1024;
+/** An answer larger than this is read again each time rather than push the others out. */
+const MAX_ANSWER_CHARACTERS = 1024 * 1024;
 
 /**
  * Answers of `find` on a collection declared read-mostly (`cacheReads`), kept in memory: the API
@@ -7,15 +13,15 @@ import { exactJson } from './sqlite/update.ts';
  * collection (the embedded store before the write runs: writes and reads are synchronous there, so
  * it is exact; the MongoDB one also when another replica says it wrote, see adapters/mongo/store.ts,
  * where `maxAgeMs` bounds what a lost message could leave stale). Answers are kept as JSON text, so
- * every hit is a fresh copy. Bounded: at most `limit` answers, the least recently used dropped first.
+ * every hit is a fresh copy. Bounded: at most `limit` answers and MAX_CHARACTERS of them, the least
+ * recently used dropped first.
  */
 export class ReadCache {
-  readonly #answers = new Map<string, { text: string; at: number }>();
-  readonly #limit: number;
+  readonly #answers: SizedCache<string, { text: string; at: number }>;
   readonly #maxAgeMs: number;
 
   constructor(limit = 1_000, maxAgeMs = Infinity) {
-    this.#limit = limit;
+    this.#answers = new SizedCache(limit, MAX_CHARACTERS, (answer) => answer.text.length, MAX_ANSWER_CHARACTERS);
     this.#maxAgeMs = maxAgeMs;
   }
 
@@ -30,14 +36,15 @@ export class ReadCache {
   get<T>(key: string): T[] | undefined {
     const answer = this.#answers.get(key);
     if (answer === undefined) return undefined;
-    this.#answers.delete(key);
-    if (performance.now() - answer.at > this.#maxAgeMs) return undefined;
-    this.#answers.set(key, answer);
+    if (performance.now() - answer.at > this.#maxAgeMs) {
+      this.#answers.delete(key);
+      return undefined;
+    }
+    this.#answers.set(key, answer); // the most recently used
     return JSON.parse(answer.text) as T[];
   }
 
   set(key: string, answer: unknown[]): void {
-    if (this.#answers.size >= this.#limit) this.#answers.delete(this.#answers.keys().next().value!);
     this.#answers.set(key, { text: JSON.stringify(answer), at: performance.now() });
   }
 

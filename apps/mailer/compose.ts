@@ -4,7 +4,7 @@ import juice from 'juice';
 import { footerFor, withFooter, type FooterSettings } from '../../domain/mail/footer.ts';
 import type { EmailContent, EmailDoc } from '../../domain/mail/outbound.ts';
 import { escapeHtml, parseTemplate, renderTemplate, tagText, templateScope, type TemplateTag } from '../../domain/templates/render.ts';
-import { SizedCache } from './sized-cache.ts';
+import { SizedCache } from '../../runtime/sized-cache.ts';
 
 export interface Links {
   unsubscribeUrl: string;

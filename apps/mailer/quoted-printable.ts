@@ -8,7 +8,7 @@
  * by line (quotedPrintableBytes), reusing the bytes of lines the last email of a body had.
  */
 
-import { SizedCache } from './sized-cache.ts';
+import { SizedCache } from '../../runtime/sized-cache.ts';
 
 /** The QP body of `value`, in lines of at most 76 characters. */
 export function quotedPrintable(value: string): string {
@@ -44,7 +44,7 @@ export function quotedPrintableBytes(value: string): Buffer[] {
   const end = encode(lines[last]);
   bytes.push(Buffer.from(length + end.length > 76 ? wrapLines(end, 76) : end, 'latin1'));
   // The first text of a body, or one sharing less than half its lines with the one kept, is kept instead.
-  if (!before || same * 2 < last) keep({ lines, bytes, size: value.length + length + end.length });
+  if (!before || same * 2 < last) previous.set(lines.length, { lines, bytes, size: value.length + length + end.length });
   return bytes;
 }
 
@@ -60,12 +60,7 @@ interface Kept {
  * at most, and none over a quarter of that (an HTML part with images inlined can be megabytes).
  */
 const KEPT_SIZE = 8 * 1024 * 1024;
-const previous = new SizedCache<number, Kept>(64, KEPT_SIZE, (text) => text.size);
-
-function keep(text: Kept): void {
-  if (text.size > KEPT_SIZE / 4) previous.delete(text.lines.length);
-  else previous.set(text.lines.length, text);
-}
+const previous = new SizedCache<number, Kept>(64, KEPT_SIZE, (text) => text.size, KEPT_SIZE / 4);
 
 /**
  * What is written as `=XX`: runs of characters outside tab, CR, LF, space to `<` and `>` to `~`

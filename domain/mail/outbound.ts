@@ -1,5 +1,6 @@
 import { DuplicateKeyError, type Doc } from '../../ports/store.ts';
 import type { Platform } from '../../runtime/platform.ts';
+import { SizedCache } from '../../runtime/sized-cache.ts';
 import type { SimpleValue } from '../contacts/schema.ts';
 import { newId, nowIso } from '../ids.ts';
 import { refusals } from './gate.ts';
@@ -111,24 +112,24 @@ export async function keepEmailContent(p: Pick<Platform, 'store'>, id: string, c
 }
 
 /**
- * Shared contents as read, by id, the last few read, per store. Never stale: an id names
- * its content (keepEmailContent), which is written once and never changed. The store's cached
- * answer is JSON text parsed on every hit, and a campaign's body is read for each of its emails.
+ * Shared contents as read, by id, the last few read, per store: 64 at most, holding 16 M characters
+ * at most (a body can be 512 KB). Never stale: an id names its content (keepEmailContent), which
+ * is written once and never changed. The store's cached answer is JSON text parsed on every hit,
+ * and a campaign's body is read for each of its emails.
  */
-const readContents = new WeakMap<Platform['store'], Map<string, Readonly<EmailContent>>>();
-const MAX_READ_CONTENTS = 64;
+const readContents = new WeakMap<Platform['store'], SizedCache<string, Readonly<EmailContent>>>();
+const contentSize = (content: EmailContent) => content.subject.length + content.html.length + (content.text?.length ?? 0);
 
 /** The email's template sources: its own, or the shared content it names (not to be changed). */
 export async function contentOf(p: Pick<Platform, 'store'>, email: EmailDoc): Promise<Readonly<EmailContent>> {
   if (email.contentId === undefined) return { subject: email.subject ?? '', html: email.html ?? '', ...(email.text !== undefined ? { text: email.text } : {}) };
   let known = readContents.get(p.store);
-  if (!known) readContents.set(p.store, (known = new Map()));
+  if (!known) readContents.set(p.store, (known = new SizedCache(64, 16 * 1024 * 1024, contentSize)));
   const read = known.get(email.contentId);
   if (read) return read;
   const shared = await emailContents(p).findOne({ _id: email.contentId });
   if (!shared) throw new Error(`the content ${email.contentId} of email ${email._id} is missing`);
   const content = Object.freeze({ subject: shared.subject, html: shared.html, ...(shared.text !== undefined ? { text: shared.text } : {}) });
-  if (known.size >= MAX_READ_CONTENTS) known.delete(known.keys().next().value!);
   known.set(email.contentId, content);
   return content;
 }

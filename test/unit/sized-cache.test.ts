@@ -1,6 +1,7 @@
-// The bounded map the sending thread keeps its bodies in (compose.ts, quoted-printable.ts).
+// The bounded map of the sending thread's bodies, the stores' cached answers and the emails' shared contents.
 import { describe, expect, it } from 'vitest';
-import { SizedCache } from '../../apps/mailer/sized-cache.ts';
+import { ReadCache } from '../../adapters/read-cache.ts';
+import { SizedCache } from '../../runtime/sized-cache.ts';
 
 const keys = (cache: SizedCache<string, string>, all: string[]) => all.filter((key) => cache.get(key) !== undefined);
 
@@ -25,7 +26,38 @@ describe('SizedCache', () => {
     cache.delete('c');
     cache.set('e', 'xxxxx'); // 2 + 1 + 5 = 8
     expect(keys(cache, ['b', 'c', 'd', 'e'])).toEqual(['b', 'd', 'e']);
-    cache.set('f', 'x'.repeat(11)); // larger than the bound: nothing is left, itself included
-    expect(keys(cache, ['b', 'd', 'e', 'f'])).toEqual([]);
+    cache.set('f', 'x'.repeat(11)); // larger than the bound: not kept, and the others stay
+    expect(keys(cache, ['b', 'd', 'e', 'f'])).toEqual(['b', 'd', 'e']);
+  });
+
+  it('keeps no value over its largest entry, forgetting what its key held', () => {
+    const cache = new SizedCache<string, string>(100, 10, (value) => value.length, 4);
+    cache.set('a', 'xxxx');
+    cache.set('b', 'xxxx');
+    cache.set('a', 'xxxxx');
+    expect(keys(cache, ['a', 'b'])).toEqual(['b']);
+  });
+});
+
+describe('ReadCache', () => {
+  const answer = (characters: number) => [{ _id: 'x'.repeat(characters - 13) }]; // [{"_id":"…"}]
+
+  it('holds at most 8 M characters of answers, the least recently used dropped first', () => {
+    const cache = new ReadCache();
+    for (let i = 0; i < 10; i++) cache.set(`q${i}`, answer(1_000_000));
+    expect(cache.get('q0')).toBeUndefined();
+    expect(cache.get('q1')).toBeUndefined();
+    expect(cache.get('q2')).toEqual(answer(1_000_000));
+    cache.set('q10', answer(1_000_000)); // q2 was used last: q3 goes
+    expect(cache.get('q3')).toBeUndefined();
+    expect(cache.get('q2')).toEqual(answer(1_000_000));
+  });
+
+  it('reads an answer over 1 M characters again each time, without pushing the others out', () => {
+    const cache = new ReadCache();
+    cache.set('small', answer(100));
+    cache.set('huge', answer(2_000_000));
+    expect(cache.get('huge')).toBeUndefined();
+    expect(cache.get('small')).toEqual(answer(100));
   });
 });
