@@ -114,8 +114,10 @@ export async function keepEmailContent(p: Pick<Platform, 'store'>, id: string, c
 /**
  * Shared contents as read, by id, the last few read, per store: 64 at most, holding 16 M characters
  * at most (a body can be 512 KB). Never stale: an id names its content (keepEmailContent), which
- * is written once and never changed. The store's cached answer is JSON text parsed on every hit,
- * and a campaign's body is read for each of its emails.
+ * is written once and never changed. The one cache of them: a campaign's body is read for each of
+ * its emails, and the store's read-mostly cache (`cacheReads`) would keep a second copy as JSON
+ * text, parse it on every hit, and in distributed mode ask every replica to clear it when a
+ * campaign's first batch writes its content.
  */
 const readContents = new WeakMap<Platform['store'], SizedCache<string, Readonly<EmailContent>>>();
 const contentSize = (content: EmailContent) => content.subject.length + content.html.length + (content.text?.length ?? 0);
@@ -150,7 +152,6 @@ export async function ensureEmailIndexes(store: Platform['store']): Promise<void
     // claim's lease has run out (apps/mailer/retries.ts).
     { keys: { status: 1 } },
   ]);
-  store.cacheReads('email_contents'); // read for every email of a campaign, written once
 }
 
 /**
