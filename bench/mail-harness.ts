@@ -333,23 +333,31 @@ export function summarizeProfile(file: string, window: { startUs: number; endUs:
   ].join('\n');
 }
 
-export const STORE = 'store (embedded store, journal, mingo)';
+export const STORE = 'store (SQLite store, its read cache, mingo)';
 export const SOCKET_WRITES = 'socket writes (write/writev syscalls: the kernel TCP work of both ends, mostly)';
 
-/** Buckets of --cpu-prof summaries; for a frame, the first whose pattern matches its URL. */
+/**
+ * Buckets of --cpu-prof summaries; for a frame, the first whose pattern matches its URL. A file no
+ * bucket names counts towards the innermost bucket above it on the stack (domain/ids.ts under the
+ * mailer is the mailer's), so only a sample with no bucket anywhere on its stack is "other".
+ */
 export const BUCKETS: [string, RegExp][] = [
   ['compose: juice (CSS inlining)', /node_modules\/juice\//],
   ['compose: html-to-text (text part)', /node_modules\/html-to-text\//],
   ['compose: template, links, tracking', /\/(apps\/mailer\/compose|domain\/mail\/links|domain\/templates\/render)\.ts$/],
+  ['sending thread: MIME, DKIM, our SMTP client', /\/apps\/mailer\/(render|send-thread|mime|quoted-printable|dkim|smtp-pipelined|smtp-answers|transport)\.ts$/],
   ['nodemailer: DKIM (body hash, sign)', /node_modules\/nodemailer\/dist\/\w+\/dkim\//],
   ['nodemailer: building the MIME message', /node_modules\/nodemailer\/dist\/\w+\/(mime-node|mail-composer|mailer|stream-transport|mime-funcs|qp|base64|addressparser|shared|punycode)\//],
   ['nodemailer: SMTP client (pool, connection, data stream)', /node_modules\/nodemailer\/dist\/\w+\/(smtp-pool|smtp-connection|smtp-transport)\//],
-  ['mailer: transport.ts (compile, terminator hold)', /\/apps\/mailer\/transport\.ts$/],
-  ['mailer: deliver (claims, checks, breaker, the hand-over to the sending threads)', /(\/apps\/mailer\/(mailer|message|send-pool)\.ts$|node_modules\/opossum\/)/],
+  [
+    'mailer: deliver (claims, checks, breaker, send slots, the hand-over to the sending threads)',
+    /(\/apps\/mailer\/(mailer|message|send-pool|commit-log|connections|retries)\.ts$|\/domain\/mail\/(gate|claims)\.ts$|\/domain\/suppressions\/|\/adapters\/(flexible-rate-limiter|embedded\/rate-limiter)\.ts$|node_modules\/(opossum|rate-limiter-flexible)\/)/,
+  ],
   ['pub/sub (embedded queue)', /\/adapters\/embedded\/(pubsub|timer-queue)\.ts$/],
-  ['results: contact actor, email events', /(\/actors\/|\/adapters\/embedded\/actor-host\.ts$|\/domain\/(mail\/results|events\/))/],
-  ['acceptance: HTTP, auth, validation, send service, contacts', /(\/apps\/api\/|\/domain\/(send|contacts|accounts|idempotency|domains)|node_modules\/(express|router|body-parser|raw-body|zod|finalhandler|send|serve-static|iconv-lite|qs|type-is|content-type)\/)/],
-  [STORE, /(\/adapters\/embedded\/(store|store-index|journal)\.ts$|node_modules\/mingo\/)/],
+  ['campaign batches (audience pages, emails queued)', /(\/actors\/campaign\/|\/domain\/campaigns\/|\/domain\/mail\/outbound\.ts$)/],
+  ['results: contact actor, email events', /(\/actors\/|\/apps\/mailer\/delivery-records\.ts$|\/adapters\/embedded\/actor-host\.ts$|\/domain\/(mail\/results|events\/))/],
+  ['acceptance: HTTP, auth, validation, send service, contacts', /(\/apps\/api\/|\/domain\/(send|contacts\/(?!collection\.ts)|accounts|idempotency|domains)|node_modules\/(express|router|body-parser|raw-body|zod|finalhandler|send|serve-static|iconv-lite|qs|type-is|content-type)\/)/],
+  [STORE, /(\/adapters\/sqlite\/|\/adapters\/embedded\/store-match\.ts$|\/adapters\/read-cache\.ts$|node_modules\/mingo\/)/],
   ['smtp-server (the sink)', /node_modules\/smtp-server\//],
 ];
 
