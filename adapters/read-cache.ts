@@ -1,7 +1,7 @@
 import { SizedCache } from '../runtime/sized-cache.ts';
 import { exactJson } from './sqlite/update.ts';
 
-/** What the answers hold at most, in characters of their JSON (email contents are up to 512 KB each). */
+/** What the answers hold at most, in characters of their JSON. */
 const MAX_CHARACTERS = 8 * 1024 * 1024;
 /** An answer larger than this is read again each time rather than push the others out. */
 const MAX_ANSWER_CHARACTERS = 1024 * 1024;
