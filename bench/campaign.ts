@@ -6,7 +6,7 @@
  *   node --import tsx bench/campaign.ts [--recipients 100000] [--yardstick-emails 20000]
  *        [--warmup 20000] [--email-rate 1000000] [--batch-size N] [--no-yardstick] [--compare-ref <git ref>]
  *        [--modes embedded,distributed] [--mailer-replicas 1,2] [--dkim-signing platform|relay]
- *        [--relay-rtt-ms 0] [--paragraphs 0] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
+ *        [--relay-rtt-ms 0] [--paragraphs 0] [--yardstick-message campaign|transactional] [--smtp-connections 16] [--note "machine busy with ..."] [--no-record] [--cpu-prof]
  *        [--ref-first] [--rounds 1]
  *   npm run bench:campaign -- [same options]
  *
@@ -46,6 +46,13 @@
  * `--paragraphs N`: the email's body (the platform's campaign and the yardstick's alike) N
  * paragraphs of prose longer (bench/send-shared.ts, `bodyWith`): the same campaign at another
  * message size. Each check line gives the mean size on the wire.
+ *
+ * `--yardstick-message campaign|transactional`: what the yardstick sends. `campaign` (the default)
+ * is the campaign's own message, marketing as the platform sends it: the project's footer and
+ * List-Unsubscribe, so both sides put the same size on the wire (#15's targets are against a
+ * yardstick "of the same message size"): 4.6 KB against the platform's 4.7 relay-signed. And
+ * `transactional`, the template alone (3.4 KB), is the yardstick of sessions 10–41
+ * (bench/results/campaign-profile.md, session 42).
  *
  * `--smtp-connections N`: the mailer's SMTP_CONNECTIONS (default its own default), and the
  * yardstick's pool: a far relay needs more.
@@ -107,6 +114,7 @@ const { values: args } = parseArgs({
     'dkim-signing': { type: 'string', default: 'platform' },
     'relay-rtt-ms': { type: 'string', default: '0' },
     paragraphs: { type: 'string', default: '0' },
+    'yardstick-message': { type: 'string', default: 'campaign' },
     'smtp-connections': { type: 'string', default: String(DEFAULT_SMTP_CONNECTIONS) },
     note: { type: 'string' },
     'no-record': { type: 'boolean', default: false },
@@ -117,6 +125,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) printUsage(import.meta.url);
 if (!['platform', 'relay'].includes(args['dkim-signing']!)) throw new Error('--dkim-signing is platform or relay');
+if (!['campaign', 'transactional'].includes(args['yardstick-message']!)) throw new Error('--yardstick-message is campaign or transactional');
 const options = {
   modes: modesOption(args.modes!),
   mailerReplicas: args['mailer-replicas']!.split(',').map((n) => wholeOption('mailer-replicas', n.trim(), 1)),
@@ -133,6 +142,7 @@ const options = {
   relaySigns: args['dkim-signing'] === 'relay',
   relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
   paragraphs: wholeOption('paragraphs', args.paragraphs, 0),
+  yardstickMessage: args['yardstick-message'] as 'campaign' | 'transactional',
   smtpConnections: wholeOption('smtp-connections', args['smtp-connections'], 1),
   record: !args['no-record'] && !args['cpu-prof'],
 };
@@ -185,8 +195,10 @@ async function runYardstick(sink: Sink, profileRoot: string | undefined, place: 
     domain: 'yardstick.example',
     selector: 'bench',
     privateKeyPem: privateKey,
-    publicUrl: 'http://127.0.0.1:3000',
+    // As long as the platform's own (a five-digit port): it is in every tracked link.
+    publicUrl: 'http://127.0.0.1:30000',
     paragraphs: options.paragraphs,
+    message: options.yardstickMessage,
   };
   const loadBefore = loadAverage();
   console.error(`[yardstick] nodemailer pool ×${options.smtpConnections}${options.relaySigns ? '' : ' + DKIM'} + NODELAY: ${options.yardstickEmails} emails (load average ${loadBefore})`);
@@ -625,7 +637,7 @@ async function main(): Promise<number> {
       facts,
       config: [
         `config: ${options.recipients} recipients after a ${options.warmup}-recipient warm-up campaign${options.modes.includes('distributed') && warmupOf('distributed') !== options.warmup ? ` (${warmupOf('distributed')} distributed)` : ''}; EMAIL_RATE_PER_SECOND=${options.emailRate}, ` +
-          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; ${options.paragraphs ? `the body ${options.paragraphs} paragraphs longer (\`--paragraphs\`); ` : ''}yardstick: ${options.yardstick ? `${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, ${yardstickRounds ? `run before the platform's ${options.rounds} rounds and after each, each round against the mean of the runs beside it` : 'run before and after the platform, × yardstick against the mean of the two'}` : 'skipped'}` +
+          `CAMPAIGN_BATCH_SIZE=${options.batchSize ?? '500 (default)'}, SMTP_CONNECTIONS=${options.smtpConnections}; ${options.relayRttMs ? `the sink's replies ${options.relayRttMs} ms late (a relay that far); ` : ''}DKIM signing: ${options.relaySigns ? 'left to the relay (none by the platform or the yardstick)' : 'by the platform'}; ${options.paragraphs ? `the body ${options.paragraphs} paragraphs longer (\`--paragraphs\`); ` : ''}yardstick: ${options.yardstick ? `${options.yardstickMessage === 'campaign' ? "the campaign's message" : 'a transactional message (`--yardstick-message transactional`)'}, ${options.yardstickEmails} emails after ${options.warmup} unmeasured ones, ${4 * options.smtpConnections} in flight, ${yardstickRounds ? `run before the platform's ${options.rounds} rounds and after each, each round against the mean of the runs beside it` : 'run before and after the platform, × yardstick against the mean of the two'}` : 'skipped'}` +
           (options.modes.includes('distributed') ? `; distributed: ${options.mailerReplicas.join(', ')} mailer replica(s) (MAILER_REPLICAS)` : ''),
         ...trees
           .slice(1)

@@ -12,7 +12,7 @@ import type { DnsServer } from '../test/harness/dns-server.ts';
 import { publishRecords, type DomainRecord } from '../test/harness/domains.ts';
 import { freePort, machineBusySeconds, monotonicUs, processCpuSeconds, sleep, startChild, startNodeOptions, tempDir, usageOf, type Child } from './common.ts';
 import { NO_SAMPLES, addTo, printProfileDir, readProfileWindow } from './profile.ts';
-import { recipientOf, type SinkStats } from './send-shared.ts';
+import { PROJECT_NAME, recipientOf, type SinkStats } from './send-shared.ts';
 
 /** A child's first IPC message of `type`; rejects if it exits first. */
 export function messageOf<T>(c: Child, type: string, timeoutMs: number): Promise<T> {
@@ -244,7 +244,7 @@ export async function setUp(
   const login = await api.post('/auth/login', { email, password });
   if (login.status !== 200) throw new Error(`login failed (${login.status}): ${JSON.stringify(login.body)}`);
   const as = { auth: login.body.data.token as string };
-  const project = await api.post('/projects', { name: 'Mail benchmark' }, as);
+  const project = await api.post('/projects', { name: PROJECT_NAME }, as);
   if (project.status !== 201) throw new Error(`project creation failed (${project.status}): ${JSON.stringify(project.body)}`);
   const domain = `bench-${Date.now().toString(36)}.example`;
   const added = await api.post('/domains', { projectId: project.body.data.id, domain }, as);

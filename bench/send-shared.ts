@@ -6,6 +6,8 @@
  * The platform phase sends it through `POST /v1/send`; the yardsticks send the same content.
  */
 export const SENDER_NAME = 'Bench Shop';
+/** The benchmark project's name: the campaign's footer names it, the yardstick's campaign message too. */
+export const PROJECT_NAME = 'Mail benchmark';
 export const SUBJECT = 'Your order {{order}} is on its way';
 export const BODY = `<!doctype html>
 <html><head><meta charset="utf-8"><style>
@@ -66,6 +68,12 @@ export interface YardstickConfig {
   publicUrl: string;
   /** bodyWith's paragraphs (bench:campaign `--paragraphs`); none when absent. */
   paragraphs?: number;
+  /**
+   * `campaign`: the message a campaign of PROJECT_NAME's sends (marketing: the project's footer,
+   * its links and List-Unsubscribe), so the yardstick's message is the platform's size;
+   * `transactional` (when absent): the template alone, as bench:send's platform sends it.
+   */
+  message?: 'campaign' | 'transactional';
 }
 
 /** What a yardstick child reports over IPC before it exits. */

@@ -19,12 +19,13 @@
  *                   pub/sub, claims and commit writes.
  *
  * The first five send the content composed once (by compose(), untimed) so every variant puts
- * the same bytes on the wire, give or take the per-message ids and links.
+ * the same bytes on the wire, give or take the per-message ids and links. `message: 'campaign'`
+ * makes it a campaign's (the project's footer, List-Unsubscribe), as bench:campaign's yardstick.
  *
  *   BENCH_YARDSTICK='{"variant":"plain","smtpUrl":"smtp://127.0.0.1:2525",...}' \
  *     node --import tsx --import ./bench/orphan-guard.ts bench/send-yardstick.ts   (IPC channel)
  */
-import { createPrivateKey, createSecretKey, randomBytes } from 'node:crypto';
+import { createPrivateKey, createSecretKey, randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -35,7 +36,7 @@ import { createTransport } from '../apps/mailer/transport.ts';
 import { dkimSigningOf, type DomainDoc } from '../domain/domains/collection.ts';
 import { emailLinks } from '../domain/mail/links.ts';
 import type { EmailDoc } from '../domain/mail/outbound.ts';
-import { SENDER_NAME, bodyWith, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+import { PROJECT_NAME, SENDER_NAME, bodyWith, SUBJECT, dataOf, recipientOf, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -46,7 +47,6 @@ process.send!(result, () => process.exit(result.errors ? 1 : 0));
 
 async function run(c: YardstickConfig): Promise<YardstickResult> {
   const linkKey = createSecretKey(randomBytes(32));
-  const runId = randomBytes(4).toString('hex'); // unique Message-IDs across runs
   const domain: DomainDoc = {
     _id: 'bench-domain',
     projectId: 'bench-project',
@@ -58,12 +58,14 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
     verifiedAt: new Date().toISOString(),
   };
   const body = bodyWith(c.paragraphs ?? 0);
+  const campaign = c.message === 'campaign';
   const emailOf = (key: string, n: number): EmailDoc => ({
-    _id: `${key}x${n}x${runId}`,
+    // UUIDs, as long as the platform's ids: they are in the headers and every tracked link.
+    _id: randomUUID(),
     projectId: domain.projectId,
-    contactId: `contact-${key}-${n}`,
-    kind: 'transactional',
-    source: 'send',
+    contactId: randomUUID(),
+    kind: campaign ? 'marketing' : 'transactional',
+    source: campaign ? 'campaign' : 'send',
     to: recipientOf(key, n),
     from: `hello@${c.domain}`,
     fromName: SENDER_NAME,
@@ -78,7 +80,11 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
   // Composed once, untimed, for every variant but `compose`, which alone computes the links
   // (buildMessage uses them only for a marketing email's List-Unsubscribe).
   const first = emailOf(c.key, 0);
-  const precomposed: Composed = compose(first, inline(first), linksOf(first));
+  const firstLinks = linksOf(first);
+  const footer = { name: PROJECT_NAME, language: 'en' };
+  const precomposed: Composed = compose(first, inline(first), firstLinks, campaign ? footer : null);
+  // A campaign's message carries List-Unsubscribe; the first email's URL, as long as any other's.
+  const headerLinks = campaign ? firstLinks : undefined;
 
   let send: (key: string, n: number) => Promise<unknown>;
   let close: () => void;
@@ -89,9 +95,9 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
       const email = emailOf(key, n);
       const signing = dkimSigningOf(domain);
       if (c.variant === 'transport') {
-        return compileMessage(buildMessage(email, precomposed, signing, undefined, [])).then((m) => transport.send({ ...m, subject: SUBJECT }, noCommit));
+        return compileMessage(buildMessage(email, precomposed, signing, headerLinks, [])).then((m) => transport.send({ ...m, subject: SUBJECT }, noCommit));
       }
-      const task = { email, content: inline(email), links: { publicUrl: c.publicUrl, key: linkKey }, project: null, signing, attachments: [] };
+      const task = { email, content: inline(email), links: { publicUrl: c.publicUrl, key: linkKey }, project: campaign ? footer : null, signing, attachments: [] };
       return renderEmail(task).then((m) => transport.send(m, noCommit));
     };
     close = () => transport.close();
@@ -130,7 +136,7 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
     } as never);
     send = (key, n) => {
       const email = emailOf(key, n);
-      const message: Mail.Options = buildMessage(email, precomposed, null, undefined, []);
+      const message: Mail.Options = buildMessage(email, precomposed, null, headerLinks, []);
       return smtp.sendMail(message);
     };
     close = () => smtp.close();
