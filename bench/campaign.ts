@@ -95,7 +95,7 @@ import { MongoStore } from '../adapters/mongo/store.ts';
 import { DEFAULT_SMTP_CONNECTIONS } from '../apps/mailer/connections.ts';
 import { startMongoServer } from './mongo-server.ts';
 import { Sink, checkSample, cpuSnapshot, cpuWindow, messageOf, printProfiles, setUp, startPlatform, type CpuWindow } from './mail-harness.ts';
-import { SENDER_NAME, bodyWith, SUBJECT, dataOf, meanBytes, recipientOf, type SinkStats, type YardstickConfig, type YardstickResult } from './send-shared.ts';
+import { SENDER_NAME, YARDSTICK_MESSAGES, bodyWith, SUBJECT, dataOf, meanBytes, recipientOf, type SinkStats, type YardstickConfig, type YardstickResult } from './send-shared.ts';
 import { appendResults, currentTree, openTreeStore, treeLabel, worktreeOf, type Tree, wholeOption, modesOption, loadAverage, machineBusySeconds, machineFacts, median, memoryOf, monotonicUs, onCleanup, processCpuSeconds, printUsage, runMain, sleep, startChild, stopChild, threadCores, threadCpuSeconds } from './common.ts';
 
 const { values: args } = parseArgs({
@@ -125,7 +125,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) printUsage(import.meta.url);
 if (!['platform', 'relay'].includes(args['dkim-signing']!)) throw new Error('--dkim-signing is platform or relay');
-if (!['campaign', 'transactional'].includes(args['yardstick-message']!)) throw new Error('--yardstick-message is campaign or transactional');
+if (!(YARDSTICK_MESSAGES as readonly string[]).includes(args['yardstick-message']!)) throw new Error(`--yardstick-message is one of ${YARDSTICK_MESSAGES.join(', ')}`);
 const options = {
   modes: modesOption(args.modes!),
   mailerReplicas: args['mailer-replicas']!.split(',').map((n) => wholeOption('mailer-replicas', n.trim(), 1)),
@@ -142,7 +142,7 @@ const options = {
   relaySigns: args['dkim-signing'] === 'relay',
   relayRttMs: wholeOption('relay-rtt-ms', args['relay-rtt-ms'], 0),
   paragraphs: wholeOption('paragraphs', args.paragraphs, 0),
-  yardstickMessage: args['yardstick-message'] as 'campaign' | 'transactional',
+  yardstickMessage: args['yardstick-message'] as NonNullable<YardstickConfig['message']>,
   smtpConnections: wholeOption('smtp-connections', args['smtp-connections'], 1),
   record: !args['no-record'] && !args['cpu-prof'],
 };

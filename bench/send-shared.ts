@@ -50,6 +50,8 @@ export const recipientOf = (key: string, n: number) => `${key}-${n}@customer.exa
 /** The yardsticks, in the order they run; see bench/send-yardstick.ts and bench/README.md. */
 export const VARIANTS = ['nagle', 'plain', 'nodelay', 'dkim', 'dkim-nodelay', 'dkim-key-nodelay', 'transport', 'compose'] as const;
 export type Variant = (typeof VARIANTS)[number];
+/** What a yardstick sends (YardstickConfig's `message`; bench:campaign `--yardstick-message`). */
+export const YARDSTICK_MESSAGES = ['campaign', 'transactional'] as const;
 
 /** What a yardstick child is told (env BENCH_YARDSTICK, JSON). */
 export interface YardstickConfig {
@@ -73,7 +75,7 @@ export interface YardstickConfig {
    * its links and List-Unsubscribe), so the yardstick's message is the platform's size;
    * `transactional` (when absent): the template alone, as bench:send's platform sends it.
    */
-  message?: 'campaign' | 'transactional';
+  message?: (typeof YARDSTICK_MESSAGES)[number];
 }
 
 /** What a yardstick child reports over IPC before it exits. */
