@@ -30,6 +30,12 @@ export interface SubscribeOptions {
 
 export interface PubSub {
   /**
+   * Whether every message published here is handled in this process and nowhere else (embedded:
+   * the queue lives in this process's store). A handler's hold on what a message names, kept in
+   * memory, then keeps every other handler off it (the mailer's claim, apps/mailer/mailer.ts).
+   */
+  readonly handledHereOnly: boolean;
+  /**
    * Resolves once the message is durably accepted. The request id current here
    * (runtime/request-context.ts) travels with the message and is current in its handler.
    */

@@ -56,6 +56,8 @@ export const RETRY_HOLD_MS = 8_000;
 export const UNHELD_ATTEMPTS = 3;
 
 export class DaprPubSub implements PubSub {
+  /** Every replica subscribed to a topic takes its messages. */
+  readonly handledHereOnly = false;
   readonly #client: DaprClient;
   readonly #server: DaprServer | undefined;
   readonly #name: string;

@@ -106,6 +106,8 @@ interface Lane {
 }
 
 export class EmbeddedPubSub implements PubSub {
+  /** The queue is in this process's store, and only this process delivers it. */
+  readonly handledHereOnly = true;
   readonly #store: DocumentStore;
   readonly #maxAttempts: number;
   readonly #backoffMs: number;

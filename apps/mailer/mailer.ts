@@ -2,7 +2,7 @@ import CircuitBreaker from 'opossum';
 import { footerSettings } from '../../domain/accounts/projects.ts';
 import { dkimSigningOf, domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
 import { returnPathDomain } from '../../domain/inbound/return-path.ts';
-import { claim, claimable, RELEASED } from '../../domain/mail/claims.ts';
+import { attemptEnd, claim, claimable, HELD } from '../../domain/mail/claims.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, IN_FLIGHT, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
@@ -85,19 +85,16 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
   // campaign cancelled meanwhile skips it, and the checks below see an unsubscribe made while it
   // waited. (A message without projectId, from before it was carried, waits after the claim.)
   if (projectId !== undefined) await takeSendSlot(p, projectId);
-  // The claim (claims.ts): an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is
-  // never sent again, one that soft-bounced waits for its next try, whose message (retries.ts)
-  // names it, and one another mailer is sending is that mailer's.
-  const now = new Date();
-  const email = await emails(p).findOneAndUpdate(claimable(emailId, commits.holder, now, retryAt), claim(commits.holder, now));
-  if (!email) {
+  const attempt = await claimOf(p, commits.holder, emailId, retryAt);
+  if (!attempt) {
     await claimRefused(p, emailId);
     return;
   }
+  const { email } = attempt;
   if (commits.has(emailId)) {
     // A mailer died after the whole message went out and before it saw the reply: the server
     // has a complete transaction, and sending again would deliver it twice.
-    await finish(p, email, 'DELIVERED', { deliveredAt: nowIso(), reason: 'Handed over before a mailer restart' });
+    await finish(p, attempt, 'DELIVERED', { deliveredAt: nowIso(), reason: 'Handed over before a mailer restart' });
     // Its email.sent may be recorded already or not: carried again, recorded once (by its id).
     await publishResult(p, email, 'email.delivery', { sentAt: nowIso() });
     commits.finished(emailId);
@@ -106,7 +103,7 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
 
   const check = await stillSendable(p, email);
   if (check.refused) {
-    await finish(p, email, check.refused.status, { reason: check.refused.reason });
+    await finish(p, attempt, check.refused.status, { reason: check.refused.reason });
     return;
   }
   if (projectId === undefined) await takeSendSlot(p, email.projectId);
@@ -143,7 +140,7 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
     const failure = smtpFailureOf(err);
     if (failure.kind === 'refused') {
       // The message or its sender, not the recipient: nothing to bounce, suppress or retry.
-      await finish(p, email, 'FAILED', { reason: `The relay refused the message: ${failure.response}`, response: failure.response });
+      await finish(p, attempt, 'FAILED', { reason: `The relay refused the message: ${failure.response}`, response: failure.response });
       // On any attempt: its only event, recorded once by its id, and an earlier attempt's may
       // have died with its mailer.
       await publishResult(p, email, 'email.sent');
@@ -156,7 +153,7 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
       const response = (failure as { response: string }).response;
       const status = enhancedStatusIn(response);
       const bounce: BounceDetail = { type: failure.kind === 'hard' ? 'hard' : 'soft', ...(status ? { status } : {}), diagnostic: response };
-      await finish(p, email, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
+      await finish(p, attempt, 'BOUNCED', { reason: response, response, bounce, ...(next ? { softFailures: next.failures } : {}) });
       await publishResult(p, email, 'email.bounce', { detail: response, bounce, sentAt });
       commits.finished(emailId);
       return;
@@ -167,17 +164,14 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
       p.metrics?.emailOutcome('deferred');
       const response = (failure as { response: string }).response;
       p.log.warn({ emailId, attempt: email.attempts, response, retryAt: next.at }, 'email soft-bounced: retrying later');
-      await emails(p).updateOne(
-        { _id: emailId, status: 'SENDING' },
-        { $set: { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` }, $unset: RELEASED },
-      );
+      await endAttempt(p, attempt, { softFailures: next.failures, retryAt: next.at, response, reason: `Retrying after: ${response}` });
       await sentAlone();
       return; // the message is done: the email waits in the store (retries.ts)
     }
     // Alive to see the failure: the relay did not take the message, so it goes again, by whichever mailer.
     p.metrics?.emailOutcome('deferred');
     p.log.warn({ emailId, attempt: email.attempts, err: (err as Error).message }, 'email deferred: SMTP did not take it; retrying');
-    await emails(p).updateOne({ _id: emailId, status: 'SENDING' }, { $set: { reason: `Retrying: ${(err as Error).message}` }, $unset: RELEASED });
+    await endAttempt(p, attempt, { reason: `Retrying: ${(err as Error).message}` });
     await sentAlone();
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
@@ -185,8 +179,36 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
   // Recorded before the email is finished: a crash in between leaves it SENDING with its commit
   // record, and the redelivery finishes it and carries the result again (recorded once).
   await recordDelivery(p, records, email, sentAt);
-  await finish(p, email, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
+  await finish(p, attempt, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
   commits.finished(emailId);
+}
+
+/** An attempt under way: the email as claimed, and whether the claim is held in memory (claims.ts, HELD). */
+interface Attempt {
+  email: EmailDoc;
+  held: boolean;
+}
+
+/**
+ * The claim (claims.ts): an email already DELIVERED, BOUNCED, FAILED, SKIPPED or SUPPRESSED is
+ * never sent again, one that soft-bounced waits for its next try, whose message (retries.ts) names
+ * it, and one another mailer is sending is that mailer's. A QUEUED one is held in memory where
+ * this process alone handles the queue (`delivering` keeps a second message off it).
+ */
+async function claimOf(p: Platform, holder: string, emailId: string, retryAt: string | undefined): Promise<Attempt | null> {
+  if (p.pubsub.handledHereOnly) {
+    const queued = await emails(p).findOne({ _id: emailId, ...HELD });
+    if (queued) return { email: { ...queued, attempts: (queued.attempts ?? 0) + 1 }, held: true };
+  }
+  const now = new Date();
+  const email = await emails(p).findOneAndUpdate(claimable(emailId, holder, now, retryAt), claim(holder, now));
+  return email && { email, held: false };
+}
+
+/** Writes the attempt's end (claims.ts, attemptEnd): its outcome, or what its next try needs. */
+async function endAttempt(p: Platform, { email, held }: Attempt, set: Partial<EmailDoc>): Promise<void> {
+  const { from, update } = attemptEnd(email._id, held, set);
+  for (const filter of from) if ((await emails(p).updateOne(filter, update)).matched > 0) return;
 }
 
 /**
@@ -230,10 +252,11 @@ async function takeSendSlot(p: Platform, projectId: string | null): Promise<void
   }
 }
 
-async function finish(p: Platform, email: EmailDoc, status: EmailStatus, fields: Partial<EmailDoc>): Promise<void> {
-  // From SENDING only: a bounce reported while this attempt ran (a DSN that overtook our write,
-  // or a hard one during 4xx retries) claimed the email and stands (bounceVerdict in results.ts).
-  await emails(p).updateOne({ _id: email._id, status: 'SENDING' }, { $set: { status, ...fields }, $unset: RELEASED });
+async function finish(p: Platform, attempt: Attempt, status: EmailStatus, fields: Partial<EmailDoc>): Promise<void> {
+  const { email } = attempt;
+  // From the claim's status only: a bounce reported while this attempt ran (a DSN that overtook
+  // our write, or a hard one during 4xx retries) claimed the email and stands (bounceVerdict in results.ts).
+  await endAttempt(p, attempt, { status, ...fields });
   p.metrics?.emailOutcome(status.toLowerCase() as Lowercase<Exclude<EmailStatus, 'QUEUED' | 'SENDING'>>);
   p.log.info({ emailId: email._id, status, reason: fields.reason }, 'email finished');
   await dropAttachmentsOnceSent(p, email);

@@ -50,8 +50,7 @@ describe('relay provider webhooks', () => {
     const { email: emailId, contact } = sent.body.data.emails[0];
     return { emailId, messageId: `<${emailId}@${domain.domain}>`, to, contactId: contact.id };
   };
-  // A relay reports on mail it has: a bounce for an email not handed over yet is ignored
-  // (bounceVerdict), and on a loaded machine a report posted at once can overtake the mailer.
+  // A relay reports on mail it has: each report below comes once the sink has the message.
   const handedOver = (email: { to: string }) => instance.smtp.waitForMailTo(email.to, DRAIN);
   const eventsOf = async (contactId: string) => (await project.api.get(`/events/contact/${contactId}`)).body.data as { name: string; data: Record<string, unknown> }[];
   const named = async (contactId: string, name: string) => (await eventsOf(contactId)).filter((e) => e.name === name);

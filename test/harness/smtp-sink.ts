@@ -44,6 +44,8 @@ export interface SmtpSink {
    * answer until the client is gone: a client that dies now has handed the message over.
    */
   holdAnswers: Set<string>;
+  /** Gives the answer (250) held for the message to `address` now, and holds no more for it. */
+  answerHeld(address: string): void;
   /**
    * An outage: stop listening, answer 421 to new transactions, let transactions already in DATA
    * finish (a message is either taken whole or not at all), then drop every connection.
@@ -79,6 +81,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const deferRecipients = new Set<string>();
   const deferrals = new Map<string, number>();
   const holdAnswers = new Set<string>();
+  /** The held answers, by recipient: each answers once, whether given or its client is gone. */
+  const heldAnswers = new Map<string, () => void>();
   const refuseRecipients = new Map<string, string>();
   const refuseMessages = new Map<string, string>();
   const refuseSenders = new Map<string, string>();
@@ -148,8 +152,15 @@ export async function startSmtpSink(): Promise<SmtpSink> {
             waiter.resolve(message);
           }
         }
-        if (message.rcptTo.some((to) => holdAnswers.has(to))) {
-          socket?.once('close', () => callback());
+        const heldFor = message.rcptTo.find((to) => holdAnswers.has(to));
+        if (heldFor) {
+          let answered = false;
+          const answer = () => {
+            if (!answered) callback();
+            answered = true;
+          };
+          heldAnswers.set(heldFor, answer);
+          socket?.once('close', answer);
           return;
         }
         callback();
@@ -178,6 +189,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     deferRecipients,
     deferrals,
     holdAnswers,
+    answerHeld(address) {
+      holdAnswers.delete(address);
+      heldAnswers.get(address)?.();
+      heldAnswers.delete(address);
+    },
     refuseRecipients,
     refuseMessages,
     refuseSenders,

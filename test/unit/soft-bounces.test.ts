@@ -134,7 +134,11 @@ describe('one final bounce per email, the first', () => {
   });
 
   it('an email never sent takes no bounce', () => {
-    for (const status of ['QUEUED', 'FAILED', 'SKIPPED', 'SUPPRESSED'] as const) expect(bounceVerdict({ status }, hard)).toBe('ignore');
+    for (const status of ['FAILED', 'SKIPPED', 'SUPPRESSED'] as const) expect(bounceVerdict({ status }, hard)).toBe('ignore');
+  });
+
+  it('a QUEUED one does: a report names only an email handed over, in the hand of a mailer that holds its claim in memory', () => {
+    expect(bounceVerdict({ status: 'QUEUED' }, hard)).toBe('claim');
   });
 });
 

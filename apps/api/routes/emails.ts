@@ -11,7 +11,9 @@ const email = z.object({
   from: z.string(),
   subject: z.string().nullable().describe("With the recipient's variables rendered; null once the contact was deleted"),
   type: z.enum(['transactional', 'marketing']),
-  status: z.enum(['QUEUED', 'SENDING', 'DELIVERED', 'BOUNCED', 'FAILED', 'SKIPPED', 'SUPPRESSED']),
+  status: z
+    .enum(['QUEUED', 'SENDING', 'DELIVERED', 'BOUNCED', 'FAILED', 'SKIPPED', 'SUPPRESSED'])
+    .describe('QUEUED until an attempt ends (distributed: SENDING while a mailer has it in hand); SENDING while 4xx answers or an outage are retried; then final'),
   createdAt: z.string(),
   events: z.array(event).describe('The events about this email (data.emailId), oldest first, at most 100'),
   response: z.string().optional().describe("The relay's last answer: its 250 line, a 4xx being retried (status SENDING), or the 5xx"),
