@@ -176,8 +176,9 @@ async function deliverOnce(p: Platform, { commits, records, sendMail }: Mailer, 
     throw err; // redelivered with backoff; an open breaker fails fast until the relay is back
   }
   if (sent.kept) p.log.info({ to: sent.envelope.to.join(', '), subject: sent.subject, file: sent.kept, text: sent.text }, 'dev outbox: email kept (no SMTP_URL)');
-  // Recorded before the email is finished: a crash in between leaves it SENDING with its commit
-  // record, and the redelivery finishes it and carries the result again (recorded once).
+  // Recorded before the email is finished: a crash in between leaves it as claimed (SENDING, or
+  // QUEUED after a held claim) with its commit record, and the redelivery finishes it and carries
+  // the result again (recorded once).
   await recordDelivery(p, records, email, sentAt);
   await finish(p, attempt, 'DELIVERED', { messageId: sent.messageId, deliveredAt: nowIso(), reason: sent.response, response: sent.response });
   commits.finished(emailId);

@@ -57,17 +57,19 @@ export const RELEASED = { claimedBy: '', claimedUntil: '' } as const;
  * (embedded: the mailer's set of emails it is delivering keeps a second message off, and its
  * commit log says after a crash whether the server has the message). Only a QUEUED email's: one
  * SENDING (retried, or left by a crash) is claimed as above. The claim is then written with the
- * attempt's end, one write instead of two: a claim's write was a quarter of a campaign email's
- * CPU (bench/results/campaign-profile.md, session 43).
+ * attempt's end, one write instead of two: 0.90–0.96× the CPU of a relay-signed campaign email
+ * (bench/results/campaign-profile.md, session 43; docs/decisions.md says what it changes).
  */
 export const HELD = { status: 'QUEUED' } as const;
 
 /**
  * How an attempt's end (`set`: its outcome's fields, and `status` unless it is tried again) is
- * written: from the first of `from` the email is found in. After a written claim: from SENDING, the claim taken off. After a held one: from the
- * status it was held in, with what the claim would have written (the attempt counted; SENDING
- * while tried again), or from the SKIPPED a campaign's cancel wrote meanwhile, which leaves a
- * written claim alone too: the attempt went on, and its outcome is the email's.
+ * written: from the first of `from` the email is found in.
+ * - After a written claim: from SENDING, the claim taken off.
+ * - After a held one: from QUEUED, with what the claim would have written (the attempt counted;
+ *   SENDING while tried again). Or from the SKIPPED a campaign's cancel wrote while the email was
+ *   in hand, which a written claim would have kept off: the attempt went on, and its outcome is
+ *   what happened to the email.
  */
 export function attemptEnd(emailId: string, held: boolean, set: Record<string, unknown>): { from: Filter[]; update: Update } {
   if (!held) return { from: [{ _id: emailId, status: 'SENDING' }], update: { $set: set, $unset: RELEASED } };

@@ -67,8 +67,9 @@ export function consequenceOf(
  *   late soft one after a hard bounce), or was never sent: nothing is recorded.
  */
 export function bounceVerdict(email: { status: EmailStatus; bounce?: BounceDetail }, bounce: BounceDetail): 'claim' | 'continue' | 'ignore' {
-  // QUEUED too: a report names an email only through the return path we signed for it, so it was
-  // handed over, by a mailer that holds its claim in memory (claims.ts, HELD) or before a crash.
+  // QUEUED too: a report names an email only by what its message carried (the return path we
+  // signed, our Message-ID in a relay's signed report), so it was handed over, by a mailer that
+  // holds its claim in memory (claims.ts, HELD) or before a crash.
   if (email.status === 'QUEUED' || email.status === 'SENDING' || email.status === 'DELIVERED') return 'claim';
   if (email.status !== 'BOUNCED') return 'ignore';
   // A BOUNCED email without its bounce was written before the detail was kept: as its own.
