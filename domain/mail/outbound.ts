@@ -12,9 +12,9 @@ export const OUTBOUND_TOPIC = 'email.outbound';
 export type EmailKind = 'system' | 'transactional' | 'marketing';
 
 /**
- * QUEUED → SENDING (claimed by a mailer, distributed: embedded holds the claim in memory and an
- * attempt under way stays QUEUED, claims.ts; also while a 4xx or an outage is retried) → DELIVERED (the SMTP server
- * took it) | BOUNCED (5xx, a bounce report, or 4xx until SOFT_BOUNCE_RETRY_HOURS ran out)
+ * QUEUED → SENDING (claimed by a mailer; also while a 4xx or an outage is retried; embedded holds
+ * the claim in memory, so an attempt under way stays QUEUED: claims.ts, HELD) → DELIVERED (the SMTP
+ * server took it) | BOUNCED (5xx, a bounce report, or 4xx until SOFT_BOUNCE_RETRY_HOURS ran out)
  * | FAILED (cannot be sent: sender domain removed, contact deleted, …). Never sent by rule
  * (gate.ts): SKIPPED (a marketing email to an unsubscribed contact), SUPPRESSED (an address on
  * the project's suppression list).
