@@ -81,8 +81,9 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
   // (buildMessage uses them only for a marketing email's List-Unsubscribe).
   const first = emailOf(c.key, 0);
   const firstLinks = linksOf(first);
-  const footer = { name: PROJECT_NAME, language: 'en' };
-  const precomposed: Composed = compose(first, inline(first), firstLinks, campaign ? footer : null);
+  // The project's footer settings, for a campaign's message only.
+  const footer = campaign ? { name: PROJECT_NAME, language: 'en' } : null;
+  const precomposed: Composed = compose(first, inline(first), firstLinks, footer);
   // A campaign's message carries List-Unsubscribe; the first email's URL, as long as any other's.
   const headerLinks = campaign ? firstLinks : undefined;
 
@@ -97,7 +98,7 @@ async function run(c: YardstickConfig): Promise<YardstickResult> {
       if (c.variant === 'transport') {
         return compileMessage(buildMessage(email, precomposed, signing, headerLinks, [])).then((m) => transport.send({ ...m, subject: SUBJECT }, noCommit));
       }
-      const task = { email, content: inline(email), links: { publicUrl: c.publicUrl, key: linkKey }, project: campaign ? footer : null, signing, attachments: [] };
+      const task = { email, content: inline(email), links: { publicUrl: c.publicUrl, key: linkKey }, project: footer, signing, attachments: [] };
       return renderEmail(task).then((m) => transport.send(m, noCommit));
     };
     close = () => transport.close();
