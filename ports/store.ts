@@ -23,6 +23,11 @@ export interface FindOptions {
   limit?: number;
   /** Inclusion (`{email: 1}`) or exclusion (`{data: 0}`) projection; `_id` is always kept. */
   projection?: Record<string, 0 | 1>;
+  /**
+   * The caller only reads the answer: a collection that caches its reads (cacheReads) may then
+   * answer with one deep-frozen copy it keeps, rather than a fresh copy each time.
+   */
+  shared?: boolean;
 }
 
 export interface IndexSpec {

@@ -216,7 +216,7 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   async find(filter: Filter, options?: FindOptions): Promise<T[]> {
     const cache = this.#cached?.cache;
     const key = cache && ReadCache.key(filter, options ?? {});
-    const hit = key === undefined ? undefined : cache!.answers.get<T>(key);
+    const hit = key === undefined ? undefined : cache!.answers.get<T>(key, options?.shared);
     if (hit) return hit;
     const generation = cache?.generation;
     const ids = this.#ferret ? idsOf(filter, options) : undefined;

@@ -289,7 +289,7 @@ class SqliteCollection<T extends Doc = Doc> implements Collection<T> {
     const { reads } = this.#table();
     const key = reads && ReadCache.key(filter, options);
     if (key === undefined) return this.#read(filter, options);
-    const hit = reads!.get<T>(key);
+    const hit = reads!.get<T>(key, options.shared);
     if (hit) return hit;
     const answer = this.#read(filter, options);
     reads!.set(key, answer);

@@ -235,7 +235,7 @@ async function recordDelivery(p: Platform, records: DeliveryRecords, email: Emai
  */
 async function stillSendable(p: Platform, email: EmailDoc): Promise<{ domain: DomainDoc | null; refused?: { status: EmailStatus; reason: string } }> {
   if (email.kind === 'system' || !email.projectId) return { domain: null };
-  const domain = await domains(p.store).findOne({ projectId: email.projectId, domain: domainOf(email.from) });
+  const domain = await domains(p.store).findOne({ projectId: email.projectId, domain: domainOf(email.from) }, { shared: true });
   if (!domain?.verified) {
     return { domain: null, refused: { status: 'FAILED', reason: `The sender domain ${domainOf(email.from)} is no longer verified on the project` } };
   }

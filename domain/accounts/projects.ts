@@ -141,9 +141,7 @@ export async function projectForKey(p: Platform, key: string): Promise<{ project
   const hash = hashToken(key);
   const kind = key.startsWith('sk_') ? 'secret' : key.startsWith('pk_') ? 'public' : null;
   if (!kind) return null;
-  const doc = await projects.findOne(kind === 'secret' ? { secretKeyHash: hash } : { publicKeyHash: hash }, {
-    projection: { _id: 1 },
-  });
+  const doc = await projects.findOne(kind === 'secret' ? { secretKeyHash: hash } : { publicKeyHash: hash }, { projection: { _id: 1 }, shared: true });
   return doc ? { projectId: doc._id, keyKind: kind } : null;
 }
 
@@ -157,5 +155,5 @@ export async function projectLanguage(p: Platform, projectId: string): Promise<s
  * `projects` is a read-cached collection, so a campaign's emails ask the store once, not once each.
  */
 export async function footerSettings(p: Pick<Platform, 'store'>, projectId: string): Promise<FooterSettings | null> {
-  return accounts(p.store).projects.findOne({ _id: projectId }, { projection: { name: 1, language: 1, address: 1, footer: 1 } });
+  return accounts(p.store).projects.findOne({ _id: projectId }, { projection: { name: 1, language: 1, address: 1, footer: 1 }, shared: true });
 }

@@ -35,7 +35,7 @@ function kickSoon(p: Platform, webhookId: string): void {
 }
 
 /** The project's enabled endpoints (a cached read). */
-const enabledWebhooks = (p: Platform, projectId: string) => webhooks(p.store).find({ projectId, enabled: true });
+const enabledWebhooks = (p: Platform, projectId: string) => webhooks(p.store).find({ projectId, enabled: true }, { shared: true });
 
 /** The project's enabled endpoints that want events of `name`. */
 async function webhooksWanting(p: Platform, projectId: string, name: string): Promise<WebhookDoc[]> {

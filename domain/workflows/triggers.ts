@@ -36,7 +36,7 @@ export async function onEventsRecorded(p: Platform, recorded: EventMessage[]): P
 }
 
 /** The enabled workflows an event of `name` starts (a cached read: workflows change a few times a day). */
-const workflowsStartedBy = (p: Platform, projectId: string, name: string) => workflows(p.store).find({ projectId, eventName: name, enabled: true });
+const workflowsStartedBy = (p: Platform, projectId: string, name: string) => workflows(p.store).find({ projectId, eventName: name, enabled: true }, { shared: true });
 
 /**
  * Which event names could start or resume an execution in the project: those of its enabled
@@ -45,8 +45,8 @@ const workflowsStartedBy = (p: Platform, projectId: string, name: string) => wor
  * meanwhile). Two cached reads, whatever the number of names asked about.
  */
 export async function workflowsWant(p: Platform, projectId: string): Promise<(name: string) => boolean> {
-  if ((await workflowSteps(p.store).find({ projectId, type: 'WAIT_FOR_EVENT' }, { projection: { _id: 1 }, limit: 1 })).length > 0) return () => true;
-  const starting = new Set((await workflows(p.store).find({ projectId, enabled: true }, { projection: { eventName: 1 } })).map((w) => w.eventName));
+  if ((await workflowSteps(p.store).find({ projectId, type: 'WAIT_FOR_EVENT' }, { projection: { _id: 1 }, limit: 1, shared: true })).length > 0) return () => true;
+  const starting = new Set((await workflows(p.store).find({ projectId, enabled: true }, { projection: { eventName: 1 }, shared: true })).map((w) => w.eventName));
   return (name) => starting.has(name);
 }
 

@@ -540,6 +540,26 @@ describe('read-mostly collections (cacheReads)', () => {
     expect(await ask()).toEqual([{ _id: 'a', age: 0 }]);
   });
 
+  it('answers a shared read with one frozen copy, which a write replaces and a fresh read does not see', async () => {
+    await contacts.updateOne({ _id: 'b' }, { $set: { data: { city: 'Oslo' } } });
+    const ask = () => contacts.find({ projectId: 'p1' }, { sort: { age: 1 }, shared: true });
+    await ask(); // the miss: read from SQLite
+    const first = await ask();
+    expect(await ask()).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first[0])).toBe(true);
+    expect(() => {
+      first[0].data!.city = 'Bergen';
+    }).toThrow(TypeError);
+    // A read that may change its answer gets its own copy of the same answer.
+    const fresh = await contacts.find({ projectId: 'p1' }, { sort: { age: 1 } });
+    expect(fresh).toEqual(first);
+    fresh[0].age = 1;
+    expect(first[0].age).toBe(20);
+    await contacts.updateOne({ _id: 'b' }, { $set: { age: 21 } });
+    expect((await ask())[0].age).toBe(21);
+    expect(first[0].age).toBe(20); // what a reader holds does not change under it
+  });
+
   it('does not cache a query JSON cannot say exactly', async () => {
     expect(await contacts.find({ email: { $regex: /^A@/i } })).toHaveLength(1);
     expect(await contacts.find({ email: { $regex: /^B@/i } })).toEqual([contact('b', { age: 20 })]);

@@ -53,6 +53,14 @@ describe('ReadCache', () => {
     expect(cache.get('q2')).toEqual(answer(1_000_000));
   });
 
+  it('counts the frozen copy of a shared read as much again as its text', () => {
+    const cache = new ReadCache();
+    for (let i = 0; i < 10; i++) cache.set(`q${i}`, answer(500_000));
+    for (let i = 0; i < 6; i++) expect(cache.get(`q${i}`, true)).toEqual(answer(500_000)); // 8 M characters now
+    expect(cache.get('q6', true)).toEqual(answer(500_000)); // q7, the least recently used, goes
+    expect(['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7', 'q8', 'q9'].filter((key) => cache.get(key) === undefined)).toEqual(['q7']);
+  });
+
   it('reads an answer over 1 M characters again each time, without pushing the others out', () => {
     const cache = new ReadCache();
     cache.set('small', answer(100));
