@@ -19,7 +19,7 @@ const MAX_ANSWER_CHARACTERS = 1024 * 1024;
  * Answers are kept as JSON text, so every hit is a fresh copy; a read that says it only reads
  * (`shared`, FindOptions) gets one copy made once and deep-frozen instead, which a change would
  * throw on. The mailer's domain and footer reads for every email parsed some 3 KB of JSON each
- * time: shared, a campaign sent 1.05× the emails a second at 0.94× the CPU an email
+ * time: shared, a campaign sent 1.06× the emails a second at 0.92× the CPU an email
  * (bench/results/campaign-profile.md, session 44).
  */
 export class ReadCache {
