@@ -2,7 +2,7 @@ import CircuitBreaker from 'opossum';
 import { footerSettings } from '../../domain/accounts/projects.ts';
 import { dkimSigningOf, domainOf, domains, type DomainDoc } from '../../domain/domains/collection.ts';
 import { returnPathDomain } from '../../domain/inbound/return-path.ts';
-import { attemptEnd, claim, claimable, HELD } from '../../domain/mail/claims.ts';
+import { attemptEnd, claim, claimable, HELD, heldClaimOf } from '../../domain/mail/claims.ts';
 import { refusals } from '../../domain/mail/gate.ts';
 import { linkKey } from '../../domain/mail/links.ts';
 import { contentOf, emailAttachments, emails, IN_FLIGHT, OUTBOUND_TOPIC, type EmailDoc, type EmailStatus, type OutboundMessage } from '../../domain/mail/outbound.ts';
@@ -199,7 +199,7 @@ interface Attempt {
 async function claimOf(p: Platform, holder: string, emailId: string, retryAt: string | undefined): Promise<Attempt | null> {
   if (p.pubsub.handledHereOnly) {
     const queued = await emails(p).findOne({ _id: emailId, ...HELD });
-    if (queued) return { email: { ...queued, attempts: (queued.attempts ?? 0) + 1 }, held: true };
+    if (queued) return { email: heldClaimOf(queued), held: true };
   }
   const now = new Date();
   const email = await emails(p).findOneAndUpdate(claimable(emailId, holder, now, retryAt), claim(holder, now));

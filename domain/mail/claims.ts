@@ -62,6 +62,9 @@ export const RELEASED = { claimedBy: '', claimedUntil: '' } as const;
  */
 export const HELD = { status: 'QUEUED' } as const;
 
+/** The email as a held claim takes it: the attempt counted, as `claim` writes it (and `attemptEnd` after a held one). */
+export const heldClaimOf = <E extends { attempts?: number }>(email: E): E => ({ ...email, attempts: (email.attempts ?? 0) + 1 });
+
 /**
  * How an attempt's end (`set`: its outcome's fields, and `status` unless it is tried again) is
  * written: from the first of `from` the email is found in.
